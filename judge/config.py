@@ -1,0 +1,183 @@
+"""Run configuration: typed, strict (unknown keys are errors), loaded from YAML.
+
+Relative paths in a config file are resolved against the directory holding that file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judge.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DataConfig(_Strict):
+    items: Path
+    """Items table (JSONL, CSV or Parquet; `.gz` allowed for JSONL/CSV)."""
+    responses: Path
+    """Responses table: item_id, system, output (+ optional context, latency_s, cost_usd, tokens)."""
+    allow_empty_outputs: bool = False
+    """Judge empty outputs as empty instead of rejecting the file."""
+
+
+class BlindingConfig(_Strict):
+    seed: int = 0
+    """Seeds presentation order and A/B slot assignment."""
+    scrub: bool = True
+    """Remove identity markers (system, vendor and family names, self-identification, signatures)."""
+    extra_markers: list[str] = Field(default_factory=list)
+    """More names to scrub (product names, internal code names)."""
+    scrub_ambiguous: list[str] = Field(default_factory=list)
+    """Lexicon words that are also ordinary words (e.g. "llama", "alpaca", "claude") and are
+    therefore scrubbed only in unambiguous contexts unless listed here."""
+    secret: str | None = None
+    """Hex HMAC secret for opaque ids; random per run when absent (recorded in the blinding key)."""
+
+
+class PairsConfig(_Strict):
+    mode: Literal["all", "baseline"] = "all"
+    """`all`: every pair of systems; `baseline`: each system against `baseline`."""
+    baseline: str | None = None
+
+    @model_validator(mode="after")
+    def _baseline_given(self) -> PairsConfig:
+        if self.mode == "baseline" and not self.baseline:
+            raise ValueError("pairs.mode 'baseline' needs pairs.baseline: <system name>")
+        if self.mode == "all" and self.baseline:
+            raise ValueError("pairs.baseline is only used with pairs.mode: baseline")
+        return self
+
+
+class JudgeSpec(_Strict):
+    model: str
+    """`provider/model`, e.g. `openai/gpt-4.1-mini`, `anthropic/claude-sonnet-4-5`,
+    `litellm/<litellm model>`, `recorded/<name>`."""
+    family: str | None = None
+    """Model family; inferred from the model name when absent."""
+    params: dict[str, float | int | str | bool] = Field(default_factory=dict)
+    """Sampling parameters sent with every request (temperature, max_tokens, ...)."""
+    base_url: str | None = None
+    """For OpenAI-compatible servers (vLLM, Ollama, llama.cpp) and the simulator."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the API key (never the key itself)."""
+    max_connections: int = Field(default=16, ge=1)
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0)
+    max_attempts: int = Field(default=6, ge=1)
+
+    @model_validator(mode="after")
+    def _provider_prefix(self) -> JudgeSpec:
+        if "/" not in self.model:
+            raise ValueError(
+                f"judge model '{self.model}' needs a provider prefix, e.g. 'openai/{self.model}'"
+            )
+        return self
+
+    @property
+    def provider(self) -> str:
+        return self.model.split("/", 1)[0]
+
+    @property
+    def model_name(self) -> str:
+        return self.model.split("/", 1)[1]
+
+
+class GateConfig(_Strict):
+    alpha_use: float = 0.667
+    alpha_rely: float = 0.8
+
+
+class CalibrationConfig(_Strict):
+    human: Path | None = None
+    gate: GateConfig = Field(default_factory=GateConfig)
+
+
+class CompareConfig(_Strict):
+    resamples: int = Field(default=10_000, ge=100)
+    seed: int = 1
+    strata: list[str] = Field(default_factory=list)
+    gates: list[str] = Field(default_factory=list)
+
+
+class BudgetConfig(_Strict):
+    max_cost_usd: float | None = Field(default=None, gt=0)
+
+
+class RunConfig(_Strict):
+    name: str
+    question: str | None = None
+    """The decision this evaluation informs; shown first in the report."""
+    data: DataConfig
+    blinding: BlindingConfig = Field(default_factory=BlindingConfig)
+    pairs: PairsConfig = Field(default_factory=PairsConfig)
+    rubric: str
+    """Path to a rubric YAML, or the id of a built-in rubric (e.g. `pairwise_general`)."""
+    judges: list[JudgeSpec] = Field(default_factory=list)
+    orders: Literal["both", "AB"] = "both"
+    allow_same_family: bool = False
+    """Let a judge grade pairs involving its own family; every such verdict is flagged."""
+    families: dict[str, str] = Field(default_factory=dict)
+    """Model name -> family overrides."""
+    calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
+    compare: CompareConfig = Field(default_factory=CompareConfig)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Read a YAML run config; relative paths are made absolute against its directory."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: expected a mapping at the top level")
+    try:
+        config = RunConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {format_validation_error(exc)}") from None
+    return _resolve_paths(config, path.parent)
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    """One line per problem: `key.path: message`."""
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+def _resolve_paths(config: RunConfig, base: Path) -> RunConfig:
+    def fix(p: Path | None) -> Path | None:
+        if p is None or p.is_absolute():
+            return p
+        return (base / p).resolve()
+
+    data = config.data.model_copy(
+        update={"items": fix(config.data.items), "responses": fix(config.data.responses)}
+    )
+    calibration = config.calibration.model_copy(update={"human": fix(config.calibration.human)})
+    rubric = config.rubric
+    if rubric.endswith((".yaml", ".yml")) and not Path(rubric).is_absolute():
+        rubric = str((base / rubric).resolve())
+    return config.model_copy(update={"data": data, "calibration": calibration, "rubric": rubric})

@@ -1,0 +1,44 @@
+"""Error hierarchy. Every message names the fix; the CLI turns these into one line and exit 2."""
+
+from __future__ import annotations
+
+
+class JudgeError(Exception):
+    """Base class for errors a user can act on (bad config, bad data, provider trouble)."""
+
+
+class ConfigError(JudgeError):
+    """A run config, rubric or judge spec is invalid."""
+
+
+class DataError(JudgeError):
+    """An input table is invalid. The message names the file, the line or row, and the field."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.field = field
+        self.detail = message
+        where = []
+        if path is not None:
+            where.append(str(path))
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
+
+
+class ProviderError(JudgeError):
+    """A judge provider failed in a way retries cannot fix (auth, missing SDK, bad model)."""
+
+
+class ParseError(JudgeError):
+    """A judge reply could not be turned into a verdict."""

@@ -1,0 +1,140 @@
+"""Command line: `judge blind`, `judge prepare`, ...
+
+Heavy imports (pandas, SDKs) happen inside commands so `judge --help` stays fast. User errors
+(`JudgeError`) print one line and exit 2; a traceback only with `--debug`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judge.errors import ConfigError, JudgeError
+
+app = typer.Typer(
+    name="judge",
+    help="Blinded LLM-as-judge pipeline: blind, judge in both orders, calibrate, compare.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_DEBUG_HELP = "Show full tracebacks."
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help=_DEBUG_HELP)] = False,
+) -> None:
+    """Blinded LLM-as-judge pipeline."""
+
+
+@app.command()
+def blind(
+    responses: Annotated[Path, typer.Argument(help="Responses table (JSONL, CSV or Parquet).")],
+    items: Annotated[Path, typer.Option("--items", help="Items table (item_id, prompt, ...).")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory.")],
+    seed: Annotated[int, typer.Option(help="Seed for presentation order and A/B slots.")] = 0,
+    pairs: Annotated[
+        str, typer.Option(help="'all' (every pair of systems) or 'baseline:SYSTEM'.")
+    ] = "all",
+    extra_marker: Annotated[
+        list[str] | None, typer.Option(help="Extra name to scrub (repeatable).")
+    ] = None,
+    scrub_ambiguous: Annotated[
+        list[str] | None,
+        typer.Option(help="Ambiguous word (e.g. llama) to scrub everywhere (repeatable)."),
+    ] = None,
+    allow_empty_outputs: Annotated[
+        bool, typer.Option(help="Judge empty outputs as empty instead of failing.")
+    ] = False,
+) -> None:
+    """Blind responses: opaque ids, scrubbed text, seeded pairs.
+
+    Writes OUT/blinded.jsonl and OUT/pairs.jsonl (judge-visible), OUT/blinding_key.json
+    (owner-only; the only file that names systems) and OUT/scrub_report.json.
+    """
+    from judge.blinding import Scrubber, blind_responses, make_pairs
+    from judge.data import load_items, load_responses
+    from judge.prepare import run_secret, write_blinding_outputs
+
+    mode, baseline = _parse_pairs(pairs)
+    item_table = load_items(items)
+    loaded = load_responses(responses, item_table.keys(), allow_empty_outputs=allow_empty_outputs)
+    systems = sorted({r.system for r in loaded})
+    out.mkdir(parents=True, exist_ok=True)
+    scrubber = Scrubber(
+        systems, extra_markers=extra_marker or (), scrub_ambiguous=scrub_ambiguous or ()
+    )
+    blinded, key, report = blind_responses(
+        loaded, secret=run_secret(out), seed=seed, scrubber=scrubber
+    )
+    pair_list, key, skipped = make_pairs(blinded, key, mode=mode, baseline=baseline, seed=seed)
+    write_blinding_outputs(out, key, blinded, pair_list, report)
+
+    from judge.console import print_scrub_report
+
+    print_scrub_report(report)
+    typer.echo(
+        f"{len(blinded)} responses of {len(systems)} systems on {len(item_table)} items; "
+        f"{len(pair_list)} pairs"
+        + (f" ({len(skipped)} skipped: a response is missing)" if skipped else "")
+    )
+    typer.echo(f"judge-visible: {out / 'blinded.jsonl'}, {out / 'pairs.jsonl'}")
+    typer.echo(f"blinding key (keep apart): {out / 'blinding_key.json'}")
+
+
+@app.command()
+def prepare(
+    config: Annotated[Path, typer.Argument(help="Run config (YAML).")],
+    run_dir: Annotated[
+        Path | None, typer.Option("--run-dir", help="Run directory (default runs/<name>).")
+    ] = None,
+) -> None:
+    """Load, blind, pair and render every judge request into the run dir; sends nothing."""
+    from judge.config import load_config
+    from judge.console import print_prepare_summary
+    from judge.prepare import prepare_run
+
+    cfg = load_config(config)
+    target = run_dir or Path("runs") / cfg.name
+    summary = prepare_run(cfg, target, log=lambda msg: typer.echo(msg, err=True))
+    print_prepare_summary(summary)
+
+
+def _parse_pairs(spec: str) -> tuple[str, str | None]:
+    if spec == "all":
+        return "all", None
+    if spec.startswith("baseline:") and spec.split(":", 1)[1]:
+        return "baseline", spec.split(":", 1)[1]
+    raise ConfigError(f"--pairs '{spec}': expected 'all' or 'baseline:SYSTEM'")
+
+
+def main() -> None:
+    debug = "--debug" in sys.argv[1:]
+    try:
+        app()
+    except JudgeError as exc:
+        if debug:
+            raise
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("interrupted; run the same command again to resume", err=True)
+        sys.exit(130)
+    except Exception as exc:
+        if debug:
+            raise
+        typer.echo(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback, "
+            "and please report it)",
+            err=True,
+        )
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Convert the bundled MT-Bench files into judge's items and responses tables.
+
+Input (copied from the public dataset, see data/mt_bench/SOURCE.md):
+  question.jsonl           80 questions x 2 turns, category, reference for math/reasoning/coding
+  judged_answers.jsonl.gz  465 of 480 (question, system) two-turn conversations
+
+Output:
+  items.jsonl              one item per (question, turn): item_id "<question_id>-t<turn>"
+  responses.jsonl.gz       one response per (question, turn, system); turn 2 carries the
+                           system's own turn-1 exchange as `context`, as MT-Bench's
+                           multi-turn judge sees it
+
+Run: python scripts/convert_mt_bench.py [data/mt_bench]
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import sys
+from pathlib import Path
+
+
+def item_id(question_id: int, turn: int) -> str:
+    return f"{question_id}-t{turn}"
+
+
+def convert(folder: Path) -> tuple[int, int]:
+    questions = [json.loads(line) for line in (folder / "question.jsonl").open(encoding="utf-8")]
+    items = []
+    for q in questions:
+        refs = q.get("reference") or []
+        for turn, text in enumerate(q["turns"], start=1):
+            items.append(
+                {
+                    "item_id": item_id(q["question_id"], turn),
+                    "prompt": text,
+                    "reference": refs[turn - 1] if len(refs) >= turn else None,
+                    "category": q["category"],
+                    "turn": turn,
+                    "question_id": q["question_id"],
+                }
+            )
+    with (folder / "items.jsonl").open("w", encoding="utf-8") as out:
+        for row in items:
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+    responses = []
+    with gzip.open(folder / "judged_answers.jsonl.gz", "rt", encoding="utf-8") as src:
+        conversations = [json.loads(line) for line in src]
+    conversations.sort(key=lambda c: (c["question_id"], c["model"]))
+    for conv in conversations:
+        turns = conv["turns"]
+        roles = [t["role"] for t in turns]
+        if roles != ["user", "assistant", "user", "assistant"]:
+            raise SystemExit(f"unexpected roles {roles} for {conv['question_id']}/{conv['model']}")
+        responses.append(
+            {
+                "item_id": item_id(conv["question_id"], 1),
+                "system": conv["model"],
+                "output": turns[1]["content"],
+            }
+        )
+        responses.append(
+            {
+                "item_id": item_id(conv["question_id"], 2),
+                "system": conv["model"],
+                "output": turns[3]["content"],
+                "context": turns[:2],
+            }
+        )
+    buf = io.BytesIO()
+    # mtime=0 keeps the gzip bytes identical across conversions.
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0) as gz:
+        for row in responses:
+            gz.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
+    (folder / "responses.jsonl.gz").write_bytes(buf.getvalue())
+    return len(items), len(responses)
+
+
+if __name__ == "__main__":
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "data/mt_bench")
+    n_items, n_responses = convert(target)
+    print(f"{target}: {n_items} items, {n_responses} responses")

@@ -1,0 +1,71 @@
+from pathlib import Path
+
+import pytest
+
+from judge.config import load_config
+from judge.errors import ConfigError
+
+MINIMAL = """
+name: t
+data: {items: data/items.jsonl, responses: data/responses.csv}
+rubric: pairwise_general
+judges:
+  - {model: openai/gpt-4.1-mini, max_connections: 8}
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "configs" / "run.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_paths_resolve_against_config_directory(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL))
+    assert cfg.data.items == (tmp_path / "configs" / "data" / "items.jsonl").resolve()
+    assert cfg.rubric == "pairwise_general"  # a built-in id stays an id
+    assert cfg.judges[0].provider == "openai"
+    assert cfg.judges[0].model_name == "gpt-4.1-mini"
+    assert cfg.orders == "both"
+
+
+def test_rubric_path_resolves(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, MINIMAL.replace("pairwise_general", "../r/x.yaml")))
+    assert cfg.rubric == str((tmp_path / "r" / "x.yaml").resolve())
+
+
+def test_unknown_key_is_an_error_naming_it(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "blinding: {seed: 1, scrubb: true}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}: blinding.scrubb: unknown key"
+
+
+def test_missing_provider_prefix(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL.replace("openai/gpt-4.1-mini", "gpt-4.1-mini"))
+    with pytest.raises(ConfigError, match="needs a provider prefix, e.g. 'openai/gpt-4.1-mini'"):
+        load_config(path)
+
+
+def test_baseline_mode_needs_baseline(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "pairs: {mode: baseline}\n")
+    with pytest.raises(ConfigError, match="pairs: Value error, pairs.mode 'baseline' needs"):
+        load_config(path)
+
+
+def test_invalid_yaml_names_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "name: t\ndata: {items: [\n")
+    with pytest.raises(ConfigError, match=r"line \d+ invalid YAML"):
+        load_config(path)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_demo_config_loads() -> None:
+    cfg = load_config(Path(__file__).parent.parent / "configs" / "demo.yaml")
+    assert cfg.data.responses.exists()
+    assert cfg.data.items.exists()

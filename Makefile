@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/judge demo
+	$(BIN)/judge prepare configs/demo.yaml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -1,8 +1,39 @@
-"""judge: a blinded LLM-as-judge pipeline."""
+"""judge: a blinded LLM-as-judge pipeline.
 
-from judge.errors import ConfigError, DataError, JudgeError, ParseError, ProviderError
+The public surface is re-exported here lazily: `import judge` stays cheap (no pandas, no SDKs,
+never litellm) and each name is imported on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from judge.errors import ConfigError, DataError, JudgeError, ParseError, ProviderError, StoreError
 
 __version__ = "0.1.0"
+
+_LAZY = {
+    "RunConfig": "judge.config",
+    "JudgeSpec": "judge.config",
+    "load_config": "judge.config",
+    "load_items": "judge.data",
+    "load_responses": "judge.data",
+    "iter_responses": "judge.data",
+    "Scrubber": "judge.blinding",
+    "blind_responses": "judge.blinding",
+    "make_pairs": "judge.blinding",
+    "new_secret": "judge.blinding",
+    "Rubric": "judge.rubrics",
+    "load_rubric": "judge.rubrics",
+    "render_pairwise": "judge.rubrics",
+    "render_absolute": "judge.rubrics",
+    "parse_reply": "judge.parsing",
+    "RunStore": "judge.store",
+    "family_of": "judge.families",
+    "eligible_judges": "judge.families",
+    "prepare_run": "judge.prepare",
+}
 
 __all__ = [
     "ConfigError",
@@ -10,5 +41,26 @@ __all__ = [
     "JudgeError",
     "ParseError",
     "ProviderError",
+    "StoreError",
     "__version__",
+    *_LAZY,
 ]
+
+if TYPE_CHECKING:
+    from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
+    from judge.config import JudgeSpec, RunConfig, load_config
+    from judge.data import iter_responses, load_items, load_responses
+    from judge.families import eligible_judges, family_of
+    from judge.parsing import parse_reply
+    from judge.prepare import prepare_run
+    from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
+    from judge.store import RunStore
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judge' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -105,6 +105,41 @@ def prepare(
     print_prepare_summary(summary)
 
 
+@app.command()
+def simulate(
+    port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    config: Annotated[
+        Path | None, typer.Option(help="YAML file of simulator knobs (SimulatorConfig).")
+    ] = None,
+    seed: Annotated[int | None, typer.Option(help="Seed for every draw.")] = None,
+) -> None:
+    """Run the local judge simulator (OpenAI- and Anthropic-compatible) until Ctrl-C.
+
+    It judges with planted, controllable biases, latency and faults; GET /_stats counts what
+    it served.
+    """
+    import yaml
+    from pydantic import ValidationError
+
+    from judge.config import format_validation_error
+    from judge.simulator import SimulatorConfig, run
+
+    knobs: dict = {}
+    if config is not None:
+        try:
+            knobs = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{config}: cannot read simulator config: {exc}") from None
+    if seed is not None:
+        knobs["seed"] = seed
+    try:
+        cfg = SimulatorConfig.model_validate(knobs)
+    except ValidationError as exc:
+        raise ConfigError(f"{config or 'simulator'}: {format_validation_error(exc)}") from None
+    run(cfg, host=host, port=port)
+
+
 def _parse_pairs(spec: str) -> tuple[str, str | None]:
     if spec == "all":
         return "all", None

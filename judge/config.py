@@ -22,7 +22,7 @@ class DataConfig(_Strict):
     items: Path
     """Items table (JSONL, CSV or Parquet; `.gz` allowed for JSONL/CSV)."""
     responses: Path
-    """Responses table: item_id, system, output (+ optional context, latency_s, cost_usd, tokens)."""
+    """Responses table: item_id, system, output (+ context, latency_s, cost_usd, tokens)."""
     allow_empty_outputs: bool = False
     """Judge empty outputs as empty instead of rejecting the file."""
 
@@ -31,7 +31,8 @@ class BlindingConfig(_Strict):
     seed: int = 0
     """Seeds presentation order and A/B slot assignment."""
     scrub: bool = True
-    """Remove identity markers (system, vendor and family names, self-identification, signatures)."""
+    """Remove identity markers: system, vendor and family names, self-identification,
+    signatures."""
     extra_markers: list[str] = Field(default_factory=list)
     """More names to scrub (product names, internal code names)."""
     scrub_ambiguous: list[str] = Field(default_factory=list)
@@ -160,7 +161,7 @@ def format_validation_error(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
-        msg = err["msg"]
+        msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
             msg = "unknown key"
         parts.append(f"{loc}: {msg}")

@@ -12,6 +12,9 @@ if TYPE_CHECKING:
     from judge.types import ScrubReport
 
 _console = Console(highlight=False)
+if _console.width < 120 and not _console.is_terminal:
+    # Piped output (CI logs, `make demo | tee`) would otherwise wrap tables at 80 columns.
+    _console = Console(highlight=False, width=120)
 
 
 def print_scrub_report(report: ScrubReport) -> None:

@@ -20,10 +20,12 @@ class DataError(JudgeError):
         *,
         path: str | None = None,
         line: int | None = None,
+        row: int | None = None,
         field: str | None = None,
     ) -> None:
         self.path = path
         self.line = line
+        self.row = row
         self.field = field
         self.detail = message
         where = []
@@ -31,6 +33,8 @@ class DataError(JudgeError):
             where.append(str(path))
         if line is not None:
             where.append(f"line {line}")
+        elif row is not None:
+            where.append(f"row {row}")
         if field is not None:
             where.append(f"field '{field}'")
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
@@ -38,6 +42,10 @@ class DataError(JudgeError):
 
 class ProviderError(JudgeError):
     """A judge provider failed in a way retries cannot fix (auth, missing SDK, bad model)."""
+
+
+class StoreError(JudgeError):
+    """A run store cannot be used as asked (written by newer code, conflicting content, ...)."""
 
 
 class ParseError(JudgeError):

@@ -10,7 +10,9 @@ from typing import Any
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys, no insignificant whitespace, and non-ASCII kept as is."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_default
+    )
 
 
 def content_hash(value: Any) -> str:

@@ -16,8 +16,8 @@ from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
 from judge.config import JudgeSpec, RunConfig
 from judge.data import load_items, load_responses
 from judge.errors import ConfigError
-from judge.files import write_json, write_jsonl
 from judge.families import check_pairs_judgeable, is_same_family
+from judge.files import write_json, write_jsonl
 from judge.hashing import content_hash
 from judge.provenance import environment
 from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
@@ -124,7 +124,9 @@ def prepare_run(
                 "rubric",
                 {"id": rubric.id, "version": rubric.version, "hash": rubric.hash},
             )
-            store.set_meta("seeds", {"blinding": config.blinding.seed, "compare": config.compare.seed})
+            store.set_meta(
+                "seeds", {"blinding": config.blinding.seed, "compare": config.compare.seed}
+            )
             store.set_meta("environment", environment())
             store.set_meta("scrub_report", scrub.model_dump(mode="json"))
             store.set_meta("skipped_pairs", [list(s) for s in skipped])

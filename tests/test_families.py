@@ -67,9 +67,7 @@ def test_pair_without_eligible_judge_is_config_error_naming_fix() -> None:
 
 
 def test_allow_same_family_keeps_all_judges_and_flags() -> None:
-    plan = check_pairs_judgeable(
-        [("gpt-4", "claude-v1")], [GPT, CLAUDE], allow_same_family=True
-    )
+    plan = check_pairs_judgeable([("gpt-4", "claude-v1")], [GPT, CLAUDE], allow_same_family=True)
     assert plan[("claude-v1", "gpt-4")] == [GPT, CLAUDE]
     assert is_same_family(GPT, ("claude-v1", "gpt-4"))
     assert not is_same_family(QWEN, ("claude-v1", "gpt-4"))
@@ -77,7 +75,8 @@ def test_allow_same_family_keeps_all_judges_and_flags() -> None:
 
 def test_plan_uses_only_cross_family_judges() -> None:
     plan = check_pairs_judgeable(
-        [("gpt-4", "llama-13b"), ("vicuna-13b", "alpaca-13b")], [GPT, CLAUDE],
+        [("gpt-4", "llama-13b"), ("vicuna-13b", "alpaca-13b")],
+        [GPT, CLAUDE],
         allow_same_family=False,
     )
     assert plan[("gpt-4", "llama-13b")] == [CLAUDE]

@@ -1,0 +1,102 @@
+"""Knobs of the judge simulator: faults, latency and planted judging behaviour.
+
+Every knob can be changed at runtime through `POST /_config` (partial update), so one running
+server can serve a whole test module.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+ReplyStyle = Literal["json", "mtbench", "text"]
+
+
+class LatencyConfig(BaseModel):
+    """How long the simulated judge "thinks" before a reply (rate-limit rejections are instant)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["fixed", "lognormal"] = "fixed"
+    """`fixed`: always `median_s`; `lognormal`: `median_s * exp(sigma * N(0, 1))`."""
+    median_s: float = Field(0.0, ge=0.0)
+    """Median latency in seconds (0 = answer immediately)."""
+    sigma: float = Field(0.5, ge=0.0)
+    """Log-space standard deviation of the lognormal distribution (ignored when fixed)."""
+
+
+class SimulatorConfig(BaseModel):
+    """Everything the simulated judge does, deterministically from `seed`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seed: int = 0
+    """Seeds every draw: same seed and same request content give the same verdict."""
+    family: str | None = None
+    """Family of the simulated judge (`openai`, `anthropic`, ...), which decides whose markers
+    it prefers. None: inferred per request from the requested model name (`family_of`)."""
+
+    latency: LatencyConfig = Field(default_factory=LatencyConfig)
+    """Reply latency distribution."""
+
+    rate_429: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability of a 429 rate-limit error carrying a Retry-After header."""
+    retry_after_s: float = Field(1.0, ge=0.0)
+    """Retry-After sent with injected 429s (also sent as `retry-after-ms`)."""
+    rate_500: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability of a 500 internal server error."""
+    rate_overloaded: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability of an overloaded error: 529 on /v1/messages, 503 on the OpenAI route."""
+    rate_stall: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability that the request hangs for `stall_s` (so a client timeout fires) before a
+    normal reply."""
+    stall_s: float = Field(60.0, ge=0.0)
+    """How long a stalled request hangs."""
+    rate_truncated: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability of an HTTP 200 whose JSON body is cut off mid-way."""
+    rate_malformed: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability of a well-formed API response whose text is prose with no verdict."""
+    rate_refusal: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability of a well-formed API response whose text is a refusal."""
+
+    position_bias: float = Field(0.5, ge=0.0, le=1.0)
+    """Probability of answering A when unsure (0.5 = no position bias)."""
+    tie_margin: float = Field(0.05, ge=0.0)
+    """Utility difference under which the judge is unsure."""
+    tie_probability: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability of answering "tie" when unsure (otherwise A or B per `position_bias`)."""
+    verbosity_bias: float = Field(0.0)
+    """Utility bonus per unit of log length ratio for the longer answer (absolute rubrics:
+    relative to a typical answer length)."""
+    self_preference: float = Field(0.0)
+    """Utility bonus for an answer carrying the judge family's identity markers."""
+    noise: float = Field(0.05, ge=0.0)
+    """Standard deviation of the Gaussian noise added to each candidate's utility."""
+    reply_style: ReplyStyle = "json"
+    """Free-text reply format: `json` ({"reasoning", "verdict"}), `mtbench` ([[A]], Rating:
+    [[4]]) or `text` (Verdict: A). Structured-output requests always get JSON."""
+
+    rpm_capacity: float | None = Field(None, gt=0.0)
+    """Server-side requests-per-minute limit (token bucket); excess requests get 429 with
+    Retry-After. None: unlimited."""
+    rpm_burst: int | None = Field(None, ge=1)
+    """Token bucket size; None: one second's worth of `rpm_capacity` (at least 1)."""
+
+    @model_validator(mode="after")
+    def _fault_rates_fit(self) -> SimulatorConfig:
+        total = (
+            self.rate_429
+            + self.rate_500
+            + self.rate_overloaded
+            + self.rate_stall
+            + self.rate_truncated
+            + self.rate_malformed
+            + self.rate_refusal
+        )
+        if total > 1.0 + 1e-9:
+            raise ValueError(
+                f"fault rates add up to {total:g} > 1; lower some of rate_429, rate_500, "
+                "rate_overloaded, rate_stall, rate_truncated, rate_malformed, rate_refusal"
+            )
+        return self

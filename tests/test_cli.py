@@ -1,0 +1,152 @@
+"""The CLI through a real subprocess: exit codes, one-line errors, outputs on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.helpers import MT_BENCH, REPO, run_cli
+
+
+def test_help_lists_commands() -> None:
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for command in ("blind", "prepare", "simulate"):
+        assert command in result.stdout
+
+
+def test_importing_judge_does_not_import_litellm_or_sdks() -> None:
+    code = (
+        "import sys, judge, judge.cli, judge.prepare; "
+        "heavy = [m for m in ('litellm', 'openai', 'anthropic') if m in sys.modules]; "
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_blind_writes_key_apart_and_prints_scrub_report(tmp_path: Path) -> None:
+    out = tmp_path / "blind"
+    result = run_cli(
+        "blind",
+        str(MT_BENCH / "responses.jsonl.gz"),
+        "--items",
+        str(MT_BENCH / "items.jsonl"),
+        "--out",
+        str(out),
+        "--seed",
+        "3",
+        "--pairs",
+        "baseline:gpt-3.5-turbo",
+        "--allow-empty-outputs",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Scrub report" in result.stdout
+    assert "930 responses of 6 systems on 160 items" in result.stdout
+    blinded = [json.loads(line) for line in (out / "blinded.jsonl").open()]
+    pairs = [json.loads(line) for line in (out / "pairs.jsonl").open()]
+    key = json.loads((out / "blinding_key.json").read_text())
+    assert len(blinded) == 930
+    assert set(blinded[0]) == {"blind_id", "item_id", "output", "context"}
+    assert sorted(set(key["systems"].values())) == [
+        "alpaca-13b",
+        "claude-v1",
+        "gpt-3.5-turbo",
+        "gpt-4",
+        "llama-13b",
+        "vicuna-13b-v1.2",
+    ]
+    # Baseline mode: every pair includes the baseline, in either slot.
+    assert pairs and all("gpt-3.5-turbo" in key["pairs"][p["pair_id"]] for p in pairs)
+    slots = {key["pairs"][p["pair_id"]][0] == "gpt-3.5-turbo" for p in pairs}
+    assert slots == {True, False}
+    # The key is owner-only; the judge-visible files never name a system.
+    assert stat.S_IMODE(os.stat(out / "blinding_key.json").st_mode) == 0o600
+    visible = (out / "blinded.jsonl").read_text() + (out / "pairs.jsonl").read_text()
+    for system in key["systems"].values():
+        assert system not in visible
+
+
+def test_blind_is_reproducible_in_the_same_out_dir(tmp_path: Path) -> None:
+    args = [
+        "blind",
+        str(MT_BENCH / "responses.jsonl.gz"),
+        "--items",
+        str(MT_BENCH / "items.jsonl"),
+        "--out",
+        str(tmp_path),
+        "--allow-empty-outputs",
+    ]
+    assert run_cli(*args).returncode == 0
+    first = (tmp_path / "blinded.jsonl").read_bytes()
+    assert run_cli(*args).returncode == 0
+    assert (tmp_path / "blinded.jsonl").read_bytes() == first
+
+
+def test_user_error_is_one_line_exit_2_without_traceback(tmp_path: Path) -> None:
+    result = run_cli(
+        "blind",
+        str(MT_BENCH / "responses.jsonl.gz"),
+        "--items",
+        str(MT_BENCH / "items.jsonl"),
+        "--out",
+        str(tmp_path),
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {MT_BENCH / 'responses.jsonl.gz'}, line 545, field 'output': empty output "
+        "(whitespace only counts as empty); to judge empty outputs as empty instead, pass "
+        "allow_empty_outputs=True (config: data.allow_empty_outputs: true)"
+    ]
+    assert "Traceback" not in result.stderr
+
+
+def test_debug_flag_shows_traceback(tmp_path: Path) -> None:
+    result = run_cli("--debug", "prepare", str(tmp_path / "missing.yaml"))
+    assert result.returncode != 0
+    assert "Traceback" in result.stderr
+    assert "config file not found" in result.stderr
+
+
+def test_bad_pairs_spec(tmp_path: Path) -> None:
+    result = run_cli(
+        "blind",
+        str(MT_BENCH / "responses.jsonl.gz"),
+        "--items",
+        str(MT_BENCH / "items.jsonl"),
+        "--out",
+        str(tmp_path),
+        "--pairs",
+        "baseline",
+    )
+    assert result.returncode == 2
+    assert "--pairs 'baseline': expected 'all' or 'baseline:SYSTEM'" in result.stderr
+
+
+def test_unknown_baseline_names_known_systems(tmp_path: Path) -> None:
+    result = run_cli(
+        "blind",
+        str(MT_BENCH / "responses.jsonl.gz"),
+        "--items",
+        str(MT_BENCH / "items.jsonl"),
+        "--out",
+        str(tmp_path),
+        "--allow-empty-outputs",
+        "--pairs",
+        "baseline:gpt-5",
+    )
+    assert result.returncode == 2
+    assert "'gpt-5'" in result.stderr and "alpaca-13b" in result.stderr
+
+
+def test_bad_config_key_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "name: x\ndata: {items: a.jsonl, responses: b.jsonl}\nrubric: r\njudgez: []\n"
+    )
+    result = run_cli("prepare", str(config))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {config}: judgez: unknown key"

@@ -106,6 +106,48 @@ def prepare(
 
 
 @app.command()
+def run(
+    config: Annotated[Path, typer.Argument(help="Run config (YAML).")],
+    run_dir: Annotated[
+        Path | None, typer.Option("--run-dir", help="Run directory (default runs/<name>).")
+    ] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes sharing the store (one per core).")
+    ] = 1,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", help="Stop cleanly before spending more than this (USD)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print requests and estimated cost; send nothing.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+) -> None:
+    """Blind, judge (both orders, cross-family), aggregate. Resumable: run it again on the same
+    run dir to continue where it stopped; nothing is paid for twice."""
+    from judge.config import load_config
+    from judge.console import print_dry_run, print_run_outcome, progress_display
+
+    cfg = load_config(config)
+    target = run_dir or Path("runs") / cfg.name
+    log = (lambda _msg: None) if quiet else (lambda msg: typer.echo(msg, err=True))
+    if dry_run:
+        from judge.pipeline import dry_run as plan
+
+        print_dry_run(plan(cfg, target, log=log))
+        return
+    from judge.pipeline import run_pipeline
+
+    with progress_display(enabled=not quiet) as on_progress:
+        outcome = run_pipeline(
+            cfg, target, workers=workers, max_cost_usd=max_cost, on_progress=on_progress, log=log
+        )
+    print_run_outcome(outcome)
+    if not outcome.complete:
+        raise typer.Exit(3)
+
+
+@app.command()
 def simulate(
     port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from judge.errors import ConfigError
+from judge.simulator.config import SimulatorConfig
 
 
 class _Strict(BaseModel):
@@ -67,7 +68,21 @@ class JudgeSpec(_Strict):
     base_url: str | None = None
     """For OpenAI-compatible servers (vLLM, Ollama, llama.cpp) and the simulator."""
     api_key_env: str | None = None
-    """Name of the environment variable holding the API key (never the key itself)."""
+    """Name of the environment variable holding the API key (default: the SDK's own,
+    e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY)."""
+    api_key: SecretStr | None = None
+    """An explicit key, for local servers that want a dummy one. Prefer `api_key_env`: keys in
+    config files leak. Never stored, logged or echoed (it serialises as '**********')."""
+    transport: Literal["sdk", "http"] = "sdk"
+    """`sdk`: the official openai / anthropic client. `http`: a lean aiohttp client speaking
+    the same wire format, for high volume (the SDKs cost several ms of CPU per request)."""
+    structured_output: bool = True
+    """Ask for JSON-schema output (OpenAI response_format / Anthropic tool call) where the
+    provider supports it; the text parser is the fallback either way."""
+    input_cost_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per million input tokens; overrides the built-in price table."""
+    output_cost_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per million output tokens; overrides the built-in price table."""
     max_connections: int = Field(default=16, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
@@ -89,6 +104,14 @@ class JudgeSpec(_Strict):
     @property
     def model_name(self) -> str:
         return self.model.split("/", 1)[1]
+
+
+class AggregateConfig(_Strict):
+    inconsistent: Literal["tie", "drop"] = "tie"
+    """A pair whose two orders disagree: count it as a tie (default), or drop it from win
+    rates (it is still counted and reported)."""
+    panel: Literal["majority"] = "majority"
+    """How several judges' judgments of one pair combine."""
 
 
 class GateConfig(_Strict):
@@ -127,6 +150,10 @@ class RunConfig(_Strict):
     """Let a judge grade pairs involving its own family; every such verdict is flagged."""
     families: dict[str, str] = Field(default_factory=dict)
     """Model name -> family overrides."""
+    aggregate: AggregateConfig = Field(default_factory=AggregateConfig)
+    simulator: SimulatorConfig | None = None
+    """Start the built-in judge simulator for this run (offline tests and demos); judges with
+    `base_url: simulator` are pointed at it."""
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)

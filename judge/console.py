@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from judge.pipeline import Progress, RunOutcome
     from judge.prepare import PrepareSummary
     from judge.types import ScrubReport
 
@@ -58,3 +62,106 @@ def print_prepare_summary(summary: PrepareSummary) -> None:
         f"rubric {summary.rubric}; judges: {judges}; {summary.requests} requests planned{same}"
     )
     _console.print(f"run dir: {summary.run_dir}")
+
+
+@contextlib.contextmanager
+def progress_display(*, enabled: bool = True) -> Iterator[Callable[[Progress], None] | None]:
+    """A rich progress bar fed with store counts: done / cached / failed, rate, ETA, spend."""
+    if not enabled:
+        yield None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    bar = Bar(
+        TextColumn("judging"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
+    task = bar.add_task("judging", total=None, detail="")
+    started = {"t": time.monotonic(), "done": None}
+
+    def update(p: Progress) -> None:
+        if started["done"] is None:
+            started["done"] = p.done
+        elapsed = max(time.monotonic() - started["t"], 1e-9)
+        rate = (p.done - started["done"]) / elapsed
+        detail = (
+            f"cached {p.cached}  failed {p.failed}  unparsed {p.parse_failures}  "
+            f"{rate:,.0f}/s  ${p.spent_usd:,.4f}"
+        )
+        bar.update(task, total=p.total, completed=p.done, detail=detail)
+
+    with bar:
+        yield update
+
+
+def print_dry_run(plan: dict[str, dict]) -> None:
+    table = Table(title="Dry run: nothing sent")
+    for column in ("judge", "pending requests", "already cached", "input tokens (est.)", "cost"):
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for judge, row in plan.items():
+        cost = "unknown price" if row["cost_usd"] is None else f"${row['cost_usd']:,.2f}"
+        table.add_row(
+            judge, f"{row['requests']:,}", f"{row['cached']:,}", f"{row['input_tokens']:,}", cost
+        )
+    _console.print(table)
+    if not plan:
+        _console.print("nothing pending: every request already has a stored response")
+
+
+def print_run_outcome(outcome: RunOutcome) -> None:
+    summary = outcome.summary
+    counts = summary["counts"]
+    _console.print(
+        f"{counts['responses']:,} of {counts['requests']:,} requests answered "
+        f"({counts['cached']:,} from cache, {counts['errors']:,} failed, "
+        f"{counts['parse_failures']:,} unparseable replies)"
+    )
+    table = Table(title="Judges")
+    for column in (
+        "judge",
+        "verdicts",
+        "parse fail",
+        "errors",
+        "position consistency",
+        "first-slot wins",
+        "longer wins",
+        "cost",
+    ):
+        table.add_column(column, justify="left" if column == "judge" else "right")
+    for name, st in summary["judges"].items():
+        table.add_row(
+            name,
+            str(st["verdicts"]),
+            str(st["parse_failures"]),
+            str(st["errors"]),
+            _pct(st["position_consistency"]),
+            _pct(st["first_slot_win_rate"]),
+            _pct(st["verbosity_preference"]),
+            "unpriced" if st["cost_usd"] is None else f"${st['cost_usd']:,.4f}",
+        )
+    _console.print(table)
+    if outcome.stats.stopped_reason == "budget":
+        _console.print(
+            f"stopped before exceeding the budget: {outcome.stats.skipped_for_budget:,} requests "
+            "not sent; rerun with a higher --max-cost to continue"
+        )
+    if not outcome.complete:
+        _console.print(f"{counts['pending']:,} requests still pending: run again to resume")
+    _console.print(f"run dir: {outcome.run_dir} (summary.json, judgments.jsonl)")
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"

@@ -332,3 +332,30 @@ def _allowed(label: Label, rubric: Rubric) -> Label:
 
 def _labels(rubric: Rubric) -> str:
     return ", ".join(rubric.labels)
+
+
+def output_schema(rubric: Rubric) -> dict[str, Any]:
+    """JSON schema of the reply, for providers with structured output (OpenAI `json_schema`,
+    Anthropic tool input). Field order puts `reasoning` first so it is generated first."""
+    answer: dict[str, Any]
+    if rubric.kind == "pairwise":
+        answer = {"type": "string", "enum": list(rubric.labels)}
+    else:
+        scale = rubric.scale
+        level = {"type": "integer", "minimum": scale.min, "maximum": scale.max}  # type: ignore[union-attr]
+        if rubric.answer_field == "scores":
+            names = [c.id for c in rubric.criteria]
+            answer = {
+                "type": "object",
+                "properties": dict.fromkeys(names, level),
+                "required": names,
+                "additionalProperties": False,
+            }
+        else:
+            answer = level
+    return {
+        "type": "object",
+        "properties": {"reasoning": {"type": "string"}, rubric.answer_field: answer},
+        "required": ["reasoning", rubric.answer_field],
+        "additionalProperties": False,
+    }

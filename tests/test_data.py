@@ -15,16 +15,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from judge.data import (
-    SUPPORTED_FORMATS,
-    _JsonlSource,
-    _SeenPairs,
-    _Utf8Checked,
-    iter_responses,
-    load_items,
-    load_responses,
-)
+from judge.data import SUPPORTED_FORMATS, iter_responses, load_items, load_responses
+from judge.duplicates import SeenPairs
 from judge.errors import DataError
+from judge.sources import JsonlSource, Utf8Checked
 from judge.types import ChatMessage, Response
 
 ITEMS = {"q1", "q2", "q3"}
@@ -616,7 +610,7 @@ def test_seen_pairs_matches_a_plain_set() -> None:
     # Random chunks with planted repeats, checked against the obvious implementation.
     rng = random.Random(5)
     for trial in range(200):
-        seen, reference = _SeenPairs(), {}
+        seen, reference = SeenPairs(), {}
         position = 0
         expected = got = None
         while got is None and position < 400:
@@ -692,7 +686,7 @@ def test_non_utf8_gzip_names_the_decompressed_offset(tmp_path: Path) -> None:
 
 
 def read_checked(data: bytes, size: int) -> bytes:
-    reader = _Utf8Checked(io.BytesIO(data), _JsonlSource(Path("t.jsonl")))
+    reader = Utf8Checked(io.BytesIO(data), JsonlSource(Path("t.jsonl")))
     parts = []
     while part := reader.read(size):
         parts.append(part)

@@ -5,9 +5,22 @@ position and verbosity bias, self-preference, noise) and counts what it served, 
 benchmarks can drive the real SDK clients over real HTTP.
 """
 
-from judge.simulator.config import LatencyConfig, SimulatorConfig
-from judge.simulator.fixture import SimulatorHandle, running_simulator, simulator_fixture
-from judge.simulator.server import build_app, run, serve
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+# Lazy: `judge.config` imports SimulatorConfig, and should not pay for aiohttp.
+_LAZY = {
+    "LatencyConfig": "judge.simulator.config",
+    "SimulatorConfig": "judge.simulator.config",
+    "SimulatorHandle": "judge.simulator.fixture",
+    "running_simulator": "judge.simulator.fixture",
+    "simulator_fixture": "judge.simulator.fixture",
+    "build_app": "judge.simulator.server",
+    "run": "judge.simulator.server",
+    "serve": "judge.simulator.server",
+}
 
 __all__ = [
     "LatencyConfig",
@@ -19,3 +32,17 @@ __all__ = [
     "serve",
     "simulator_fixture",
 ]
+
+if TYPE_CHECKING:
+    from judge.simulator.config import LatencyConfig, SimulatorConfig
+    from judge.simulator.fixture import SimulatorHandle, running_simulator, simulator_fixture
+    from judge.simulator.server import build_app, run, serve
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judge.simulator' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

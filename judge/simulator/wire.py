@@ -138,7 +138,13 @@ def _call(
     params = {k: v for k, v in payload.items() if k not in _CONTENT_FIELDS}
     params_json = _SORTED.encode(params).encode()
     model = payload["model"]
-    user_text = next((text for role, text in reversed(normalised) if role == "user"), "")
+    users = [text for role, text in normalised if role == "user"]
+    # A repair turn ("answer again with the JSON only") comes after the prompt that holds the
+    # candidates: judge from the last user message that has any.
+    user_text = next(
+        (text for text in reversed(users) if "[RESPONSE" in text or "[SUMMARY" in text),
+        users[-1] if users else "",
+    )
     system_text = "\n".join(text for role, text in normalised if role == "system")
     return JudgeCall(
         route=route,

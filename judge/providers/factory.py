@@ -1,0 +1,114 @@
+"""`make_provider(spec)`: the adapter for a judge's `provider/model` and transport.
+
+Importing this module imports no SDK: each builder imports its adapter (and the adapter its
+SDK) only when a judge of that kind is configured.
+
+Providers:
+- `openai/<model>`: the OpenAI API, or any OpenAI-compatible server with `base_url`.
+- `anthropic/<model>`: the Anthropic API.
+- `vllm/<model>`, `ollama/<model>`: aliases of `openai` for self-hosted OpenAI-compatible
+  servers. They need `base_url`, and never fall back to OPENAI_API_KEY (a real OpenAI key must
+  not be sent to another server by default): the key is `api_key` / `api_key_env`, else a
+  dummy, which such servers accept unless started with a key.
+- `litellm/<litellm model>`: everything LiteLLM reaches (optional extra).
+- `recorded/<name>`: replays recorded verdicts (`judge.providers.recorded.RecordedProvider`).
+
+`transport: http` selects the lean aiohttp client for openai (and its aliases) and anthropic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib import import_module
+
+from judge.config import JudgeSpec
+from judge.errors import ConfigError
+from judge.providers.base import Provider
+
+_SELF_HOSTED_URLS = {"vllm": "http://localhost:8000/v1", "ollama": "http://localhost:11434/v1"}
+
+
+def _openai(spec: JudgeSpec) -> Provider:
+    if spec.transport == "http":
+        from judge.providers.http import OpenAIHTTPProvider
+
+        return OpenAIHTTPProvider(spec)
+    from judge.providers.openai_sdk import OpenAIProvider
+
+    return OpenAIProvider(spec)
+
+
+def _self_hosted(spec: JudgeSpec) -> Provider:
+    if not spec.base_url:
+        raise ConfigError(
+            f"judge {spec.model}: {spec.provider} needs base_url, the server's OpenAI-compatible "
+            f"endpoint, e.g. base_url: {_SELF_HOSTED_URLS[spec.provider]}"
+        )
+    if spec.transport == "http":
+        from judge.providers.http import OpenAIHTTPProvider
+
+        return OpenAIHTTPProvider(spec, default_key_env=None)
+    from judge.providers.openai_sdk import OpenAIProvider
+
+    return OpenAIProvider(spec, default_key_env=None)
+
+
+def _anthropic(spec: JudgeSpec) -> Provider:
+    if spec.transport == "http":
+        from judge.providers.http import AnthropicHTTPProvider
+
+        return AnthropicHTTPProvider(spec)
+    from judge.providers.anthropic_sdk import AnthropicProvider
+
+    return AnthropicProvider(spec)
+
+
+def _litellm(spec: JudgeSpec) -> Provider:
+    if spec.transport == "http":
+        raise ConfigError(
+            f"judge {spec.model}: transport 'http' speaks the OpenAI and Anthropic wire formats "
+            "only; remove it for litellm, or use openai/<model> with base_url for an "
+            "OpenAI-compatible server"
+        )
+    from judge.providers.litellm_provider import LiteLLMProvider
+
+    return LiteLLMProvider(spec)
+
+
+def _recorded(spec: JudgeSpec) -> Provider:
+    try:
+        module = import_module("judge.providers.recorded")
+    except ModuleNotFoundError as exc:
+        if exc.name != "judge.providers.recorded":
+            raise
+        raise ConfigError(
+            f"judge {spec.model}: the recorded provider is not available in this version"
+        ) from None
+    provider: Provider = module.RecordedProvider(spec)
+    return provider
+
+
+BUILDERS: dict[str, Callable[[JudgeSpec], Provider]] = {
+    "openai": _openai,
+    "anthropic": _anthropic,
+    "vllm": _self_hosted,
+    "ollama": _self_hosted,
+    "litellm": _litellm,
+    "recorded": _recorded,
+}
+"""Provider prefix -> builder."""
+
+
+def make_provider(spec: JudgeSpec) -> Provider:
+    """The provider for `spec`. Raises `ConfigError` for an unknown provider or a spec it
+    cannot serve, `ProviderError` for a missing SDK or API key (naming the fix)."""
+    if not spec.model_name.strip():
+        raise ConfigError(f"judge '{spec.model}' has no model name after '{spec.provider}/'")
+    builder = BUILDERS.get(spec.provider)
+    if builder is None:
+        known = ", ".join(BUILDERS)
+        raise ConfigError(
+            f"judge '{spec.model}': unknown provider '{spec.provider}'; known providers: "
+            f"{known} (litellm/<model> reaches most others, e.g. litellm/groq/llama-3.1-8b)"
+        )
+    return builder(spec)

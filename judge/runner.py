@@ -1,0 +1,447 @@
+"""The judge runner: pending request -> cache -> provider (limited, retried) -> parse -> store.
+
+One asyncio loop per worker process. Per connection key: one semaphore (`max_connections`) and
+one requests/tokens-per-minute limiter. One tenacity policy for every provider: exponential
+jitter, Retry-After honoured, finite attempts, a per-request timeout. Providers never retry.
+
+Nothing paid for is lost: every reply is written with its verdict (or `ParseFailure`) in one
+transaction, in small batches flushed every few milliseconds, and the same request content is
+never sent twice (the cache, and in-flight de-duplication by cache key). A killed run resumes
+from `RunStore.pending_requests()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from judge.config import JudgeSpec, RunConfig
+from judge.errors import ConfigError, ProviderError
+from judge.parsing import output_schema, parse_reply, repair_prompt
+from judge.pricing import price
+from judge.providers.base import Provider, ProviderCall, ProviderReply
+from judge.ratelimit import RateLimiter
+from judge.rubrics import Rubric, load_rubric
+from judge.store import RunStore
+from judge.types import ChatMessage, JudgeRequest, JudgeResponse, ParseFailure, Usage, Verdict
+
+Outcome = tuple[JudgeResponse, Verdict | ParseFailure | None]
+
+_FLUSH_EVERY_S = 0.02
+_FLUSH_ROWS = 256
+# Expected reply length when estimating cost before a run (tokens).
+_EST_OUTPUT_TOKENS = 400
+
+
+@dataclass
+class RunStats:
+    sent: int = 0
+    """Requests that reached a provider (first attempts; retries not counted)."""
+    cached: int = 0
+    failed: int = 0
+    parse_failures: int = 0
+    repaired: int = 0
+    spent_usd: float = 0.0
+    skipped_for_budget: int = 0
+    stopped_reason: str | None = None
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+def judge_specs(config: RunConfig) -> dict[str, JudgeSpec]:
+    specs: dict[str, JudgeSpec] = {}
+    for spec in config.judges:
+        if spec.model in specs:
+            raise ConfigError(
+                f"judge '{spec.model}' is listed twice; give each judge a distinct model string"
+            )
+        specs[spec.model] = spec
+    return specs
+
+
+def shard_of(request_id: str, shards: int) -> int:
+    """Stable shard of a request for worker processes (not Python's salted hash)."""
+    return int.from_bytes(hashlib.blake2b(request_id.encode(), digest_size=4).digest()) % shards
+
+
+class Runner:
+    """Sends one worker's share of a run's pending requests."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        config: RunConfig,
+        *,
+        rubric: Rubric | None = None,
+        providers: dict[str, Provider] | None = None,
+        max_cost_usd: float | None = None,
+        shard: int = 0,
+        shards: int = 1,
+        repair: bool = True,
+        on_result: Callable[[Outcome], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.rubric = rubric or load_rubric(config.rubric)
+        self.specs = judge_specs(config)
+        self._providers = providers or {}
+        self.max_cost_usd = max_cost_usd
+        self.shard = shard
+        self.shards = shards
+        self.repair = repair
+        self.on_result = on_result
+        self.stats = RunStats()
+        self._schema = output_schema(self.rubric)
+        self._repair_text = repair_prompt(self.rubric)
+        self._semaphores: dict[str, asyncio.Semaphore] = {}
+        self._limiters: dict[str, RateLimiter] = {}
+        self._inflight: dict[str, asyncio.Future[Outcome]] = {}
+        self._pending_writes: list[Outcome] = []
+        self._reserved_usd = 0.0
+        self._stop = False
+
+    # -- setup -----------------------------------------------------------------------------
+
+    def provider(self, judge: str) -> Provider:
+        if judge not in self._providers:
+            from judge.providers.factory import make_provider
+
+            if judge not in self.specs:
+                raise ConfigError(
+                    f"the run store holds requests for judge '{judge}', which the config no "
+                    f"longer lists (judges: {', '.join(self.specs) or 'none'})"
+                )
+            self._providers[judge] = make_provider(self.specs[judge])
+        return self._providers[judge]
+
+    def _limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:
+        key = provider.connection_key()
+        if key not in self._semaphores:
+            sharing = [s for m, s in self.specs.items() if self.provider(m).connection_key() == key]
+            # Limits are per provider endpoint; worker processes split them evenly.
+            connections = max(1, max(s.max_connections for s in sharing) // self.shards)
+            rpm = min(
+                (s.requests_per_minute for s in sharing if s.requests_per_minute), default=None
+            )
+            tpm = min((s.tokens_per_minute for s in sharing if s.tokens_per_minute), default=None)
+            self._semaphores[key] = asyncio.Semaphore(connections)
+            self._limiters[key] = RateLimiter(
+                rpm / self.shards if rpm else None, tpm / self.shards if tpm else None
+            )
+        return self._semaphores[key], self._limiters[key]
+
+    # -- running ---------------------------------------------------------------------------
+
+    def pending(self) -> list[JudgeRequest]:
+        requests = self.store.pending_requests()
+        if self.shards > 1:
+            requests = [r for r in requests if shard_of(r.request_id, self.shards) == self.shard]
+        return requests
+
+    async def run(self, requests: Sequence[JudgeRequest] | None = None) -> RunStats:
+        requests = list(self.pending() if requests is None else requests)
+        by_judge: dict[str, list[JudgeRequest]] = {}
+        for request in requests:
+            by_judge.setdefault(request.judge, []).append(request)
+        for judge in by_judge:
+            self.provider(judge)  # fail fast on a missing SDK or key, before any spend
+        writer = asyncio.create_task(self._writer())
+        try:
+            workers = []
+            for judge, queue in by_judge.items():
+                spec = self.specs[judge]
+                it = iter(queue)
+                count = max(1, spec.max_connections // self.shards)
+                workers += [asyncio.create_task(self._worker(it)) for _ in range(count)]
+            await asyncio.gather(*workers)
+        finally:
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+            self._flush()
+            for provider in self._providers.values():
+                await provider.aclose()
+        return self.stats
+
+    async def _worker(self, requests: Any) -> None:
+        for request in requests:
+            if self._stop:
+                self.stats.skipped_for_budget += 1
+                continue
+            outcome = await self._judge_once(request)
+            if outcome is not None:
+                self._pending_writes.append(outcome)
+                if len(self._pending_writes) >= _FLUSH_ROWS:
+                    self._flush()
+
+    async def _writer(self) -> None:
+        while True:
+            await asyncio.sleep(_FLUSH_EVERY_S)
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending_writes:
+            return
+        batch, self._pending_writes = self._pending_writes, []
+        self.store.record_responses(batch)
+        if self.on_result is not None:
+            for outcome in batch:
+                self.on_result(outcome)
+
+    async def _judge_once(self, request: JudgeRequest) -> Outcome | None:
+        # Same content in flight already (e.g. two identical prompts): wait for its answer.
+        twin = self._inflight.get(request.cache_key)
+        if twin is not None:
+            response, verdict = await twin
+            if response.error is not None:
+                return _rekey(response, request.request_id), None
+            cached = response.model_copy(
+                update={
+                    "request_id": request.request_id,
+                    "cached": True,
+                    "cost_usd": 0.0,
+                    "attempts": 0,
+                    "latency_s": None,
+                }
+            )
+            self.stats.cached += 1
+            return cached, verdict
+        entry = self.store.cached_response(request.cache_key)
+        if entry is not None:
+            self.stats.cached += 1
+            response = entry.to_response(request.request_id)
+            return response, parse_reply(response.text, self.rubric)
+        if self._over_budget(request):
+            self._stop = True
+            self.stats.skipped_for_budget += 1
+            self.stats.stopped_reason = "budget"
+            return None
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        self._inflight[request.cache_key] = future
+        try:
+            outcome = await self._send(request)
+            future.set_result(outcome)
+            return outcome
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: twins re-raise it themselves
+            raise
+        finally:
+            del self._inflight[request.cache_key]
+
+    async def _send(self, request: JudgeRequest) -> Outcome:
+        provider = self.provider(request.judge)
+        spec = self.specs[request.judge]
+        estimate = self._estimate_cost(request, spec)
+        self._reserved_usd += estimate
+        started = time.perf_counter()
+        self.stats.sent += 1
+        attempts = 0
+        usage = Usage()
+        cost: float | None = None
+        try:
+            call = ProviderCall(
+                request=request,
+                messages=request.messages,
+                schema=self._schema if spec.structured_output else None,
+                timeout_s=spec.timeout_s,
+            )
+            try:
+                reply, attempts = await self._call(provider, spec, call)
+            except _Exhausted as failure:
+                return self._failed(request, spec, failure.error, failure.attempts, started), None
+            usage, cost = _add(usage, cost, reply, spec)
+            text = reply.text
+            verdict = parse_reply(text, self.rubric)
+            if isinstance(verdict, ParseFailure) and self.repair and text:
+                repair_call = ProviderCall(
+                    request=request,
+                    messages=(
+                        *request.messages,
+                        ChatMessage(role="assistant", content=text),
+                        ChatMessage(role="user", content=self._repair_text),
+                    ),
+                    schema=call.schema,
+                    timeout_s=spec.timeout_s,
+                )
+                try:
+                    repaired, more = await self._call(provider, spec, repair_call)
+                except _Exhausted as failure:
+                    if isinstance(failure.error, ProviderError):
+                        raise failure.error from None
+                    # The first reply and its ParseFailure stand.
+                else:
+                    attempts += more
+                    usage, cost = _add(usage, cost, repaired, spec)
+                    second = parse_reply(repaired.text, self.rubric)
+                    if isinstance(second, Verdict):
+                        self.stats.repaired += 1
+                        text, verdict = repaired.text, second
+            if isinstance(verdict, ParseFailure):
+                self.stats.parse_failures += 1
+            self.stats.spent_usd += cost or 0.0
+            response = JudgeResponse(
+                request_id=request.request_id,
+                text=text,
+                usage=usage,
+                cost_usd=cost,
+                latency_s=time.perf_counter() - started,
+                attempts=attempts,
+                provider_request_id=reply.provider_request_id,
+            )
+            return response, verdict
+        finally:
+            self._reserved_usd -= estimate
+
+    async def _call(
+        self, provider: Provider, spec: JudgeSpec, call: ProviderCall
+    ) -> tuple[ProviderReply, int]:
+        semaphore, limiter = self._limits(provider)
+        tokens = _estimate_tokens(call.messages) + _max_tokens(spec)
+        backoff = wait_exponential_jitter(initial=0.5, max=30.0)
+
+        def wait(state: RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome else None
+            asked = provider.retry_after(exc) if exc is not None else None
+            return max(asked or 0.0, backoff(state))
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(spec.max_attempts),
+            wait=wait,
+            retry=retry_if_exception(lambda exc: _retryable(provider, exc)),
+            reraise=True,
+        )
+        attempt_number = 0
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    attempt_number = attempt.retry_state.attempt_number
+                    await limiter.acquire(tokens)
+                    async with semaphore:
+                        async with asyncio.timeout(spec.timeout_s):
+                            reply = await provider.complete(call)
+        except Exception as exc:
+            raise _Exhausted(exc, attempt_number) from exc
+        return reply, attempt_number
+
+    def _failed(
+        self, request: JudgeRequest, spec: JudgeSpec, exc: BaseException, attempts: int, t0: float
+    ) -> JudgeResponse:
+        if isinstance(exc, ProviderError):
+            raise exc  # a configuration problem (missing SDK, key): stop the run, spend nothing
+        self.stats.failed += 1
+        kind = type(exc).__name__
+        self.stats.errors[kind] = self.stats.errors.get(kind, 0) + 1
+        return JudgeResponse(
+            request_id=request.request_id,
+            text=None,
+            attempts=attempts,
+            latency_s=time.perf_counter() - t0,
+            error=_describe(exc, spec),
+        )
+
+    # -- budget ----------------------------------------------------------------------------
+
+    def _estimate_cost(self, request: JudgeRequest, spec: JudgeSpec) -> float:
+        usage = Usage(
+            input_tokens=_estimate_tokens(request.messages), output_tokens=_max_tokens(spec)
+        )
+        return price(spec.model, usage, spec) or 0.0
+
+    def _over_budget(self, request: JudgeRequest) -> bool:
+        if self.max_cost_usd is None:
+            return False
+        spec = self.specs[request.judge]
+        estimate = self._estimate_cost(request, spec)
+        return self.stats.spent_usd + self._reserved_usd + estimate > self.max_cost_usd
+
+
+class _Exhausted(Exception):
+    """A call that failed for good, with how many attempts it took."""
+
+    def __init__(self, error: Exception, attempts: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.attempts = attempts
+
+
+def _retryable(provider: Provider, exc: BaseException) -> bool:
+    if isinstance(exc, TimeoutError):
+        return True
+    return provider.classify_error(exc) is not None
+
+
+def _add(
+    usage: Usage, cost: float | None, reply: ProviderReply, spec: JudgeSpec
+) -> tuple[Usage, float | None]:
+    total = Usage(
+        input_tokens=usage.input_tokens + reply.usage.input_tokens,
+        output_tokens=usage.output_tokens + reply.usage.output_tokens,
+    )
+    this = reply.cost_usd if reply.cost_usd is not None else price(spec.model, reply.usage, spec)
+    if this is None:
+        return total, cost
+    return total, (cost or 0.0) + this
+
+
+def _rekey(response: JudgeResponse, request_id: str) -> JudgeResponse:
+    return response.model_copy(update={"request_id": request_id, "attempts": 0, "cost_usd": None})
+
+
+def _estimate_tokens(messages: Sequence[ChatMessage]) -> int:
+    # ~4 characters per token for English text: good enough for limits and budgets.
+    return sum(len(m.content) for m in messages) // 4 + 4 * len(messages)
+
+
+def _max_tokens(spec: JudgeSpec) -> int:
+    value = spec.params.get("max_tokens") or spec.params.get("max_completion_tokens")
+    return int(value) if isinstance(value, int | float) else _EST_OUTPUT_TOKENS
+
+
+def _describe(exc: BaseException, spec: JudgeSpec) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip()
+    if spec.api_key is not None:
+        text = text.replace(spec.api_key.get_secret_value(), "[key]")
+    return text[:500]
+
+
+def estimate_run(store: RunStore, config: RunConfig) -> dict[str, Any]:
+    """Pending requests per judge and their estimated cost (for `--dry-run`)."""
+    specs = judge_specs(config)
+    per_judge: dict[str, dict[str, Any]] = {}
+    for request in store.pending_requests():
+        spec = specs.get(request.judge)
+        row = per_judge.setdefault(
+            request.judge, {"requests": 0, "cached": 0, "input_tokens": 0, "cost_usd": 0.0}
+        )
+        row["requests"] += 1
+        if store.cached_response(request.cache_key) is not None:
+            row["cached"] += 1
+            continue
+        tokens = _estimate_tokens(request.messages)
+        row["input_tokens"] += tokens
+        if spec is not None:
+            usage = Usage(input_tokens=tokens, output_tokens=_max_tokens(spec))
+            cost = price(spec.model, usage, spec)
+            if cost is None:
+                row["cost_usd"] = None
+            elif row["cost_usd"] is not None:
+                row["cost_usd"] += cost
+    return per_judge
+
+
+def run_dir_for(config: RunConfig, run_dir: Path | None) -> Path:
+    return run_dir or Path("runs") / config.name

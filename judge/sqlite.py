@@ -1,0 +1,124 @@
+"""SQLite plumbing shared by the run store and the response cache: opening a connection with
+the right pragmas, WAL mode, write transactions, and reads batched to stay short.
+
+Every write goes through `transaction` (`BEGIN IMMEDIATE ... COMMIT`), and every long read is
+cut into short ones (`paged`, `select_in`), so several processes can share one file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from judge.errors import StoreError
+
+__all__ = ["BUSY_TIMEOUT_S", "connect", "paged", "placeholders", "select_in", "transaction"]
+
+BUSY_TIMEOUT_S = 30.0
+"""How long a writer waits for another process's write transaction before failing."""
+
+_CHUNK = 500
+"""Ids per `IN (...)` query: well under SQLite's bound-parameter limit."""
+_PAGE = 1000
+"""Rows per page of `paged`: bounded memory, short reads."""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open `path` (creating it if needed) in autocommit mode with a busy timeout, WAL mode,
+    `synchronous = NORMAL` and foreign keys on. Writes must use `transaction`."""
+    # isolation_level=None: the sqlite3 module must not open transactions behind our back;
+    # every write goes through an explicit BEGIN IMMEDIATE ... COMMIT.
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        _enable_wal(conn, path)
+        # NORMAL is WAL-safe: a commit is appended to the WAL without an fsync, which still
+        # survives the process being killed (the OS keeps the written pages). Only power loss
+        # or an OS crash can drop the last few commits, never corrupt the file; those replies
+        # would be requested again. FULL would fsync every judgment and cap throughput.
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _enable_wal(conn: sqlite3.Connection, path: Path) -> None:
+    # WAL: readers never block the writer and vice versa, so worker processes and a progress
+    # reader can share the store. The mode is stored in the file, so usually this only reads it.
+    # Switching a new file needs an exclusive lock, and when several processes create the same
+    # file at once SQLite reports "database is locked" at once, without calling the busy handler
+    # (seen in test_two_processes_write_concurrently_without_loss): hence this one wait loop.
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                return
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower()
+            if mode != "wal":
+                raise StoreError(
+                    f"cannot use WAL mode for {path} (journal mode stays '{mode}'): put the run "
+                    "dir on a local filesystem"
+                )
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005)
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction on `conn` (opened by `connect`): `BEGIN IMMEDIATE` on entry,
+    `COMMIT` on normal exit, `ROLLBACK` if the block raises."""
+    # IMMEDIATE: take the write lock at BEGIN, where busy_timeout applies. A deferred
+    # transaction upgrading from read to write can fail with "database is locked" at once.
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def placeholders(n: int) -> str:
+    """`?, ?, ...` with `n` bound-parameter marks, for `VALUES (...)` and `IN (...)`."""
+    return ", ".join("?" * n)
+
+
+def select_in(
+    conn: sqlite3.Connection, select: str, column: str, ids: Sequence[Any]
+) -> Iterator[Sequence[Any]]:
+    """Rows of `{select} WHERE {column} IN (ids)`, queried a chunk of ids at a time so no
+    query exceeds SQLite's bound-parameter limit. `ids` should hold no duplicates."""
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        yield from conn.execute(
+            f"{select} WHERE {column} IN ({placeholders(len(chunk))})", chunk
+        ).fetchall()
+
+
+def paged(db: Callable[[], sqlite3.Connection], select: str, rowid: str) -> Iterator[Sequence[Any]]:
+    """Rows of `select` (whose first column is `rowid`, without it) in rowid order, fetched
+    a page at a time by keyset, so each page is a short read of its own and no statement stays
+    open between pages. `db` is called for each page, so a caller can check the connection is
+    still usable (not closed, not inherited through fork) before every read."""
+    last = -(2**63)
+    while True:
+        page = (
+            db()
+            .execute(f"{select} WHERE {rowid} > ? ORDER BY {rowid} LIMIT {_PAGE}", (last,))
+            .fetchall()
+        )
+        for row in page:
+            yield row[1:]
+        if len(page) < _PAGE:
+            return
+        last = page[-1][0]

@@ -122,6 +122,12 @@ def run(
         bool, typer.Option("--dry-run", help="Print requests and estimated cost; send nothing.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            help="Shared response cache (default: response_cache.sqlite beside the run dir)."
+        ),
+    ] = None,
 ) -> None:
     """Blind, judge (both orders, cross-family), aggregate. Resumable: run it again on the same
     run dir to continue where it stopped; nothing is paid for twice."""
@@ -134,13 +140,19 @@ def run(
     if dry_run:
         from judge.pipeline import dry_run as plan
 
-        print_dry_run(plan(cfg, target, log=log))
+        print_dry_run(plan(cfg, target, log=log, cache_path=cache))
         return
     from judge.pipeline import run_pipeline
 
     with progress_display(enabled=not quiet) as on_progress:
         outcome = run_pipeline(
-            cfg, target, workers=workers, max_cost_usd=max_cost, on_progress=on_progress, log=log
+            cfg,
+            target,
+            workers=workers,
+            max_cost_usd=max_cost,
+            cache_path=cache,
+            on_progress=on_progress,
+            log=log,
         )
     print_run_outcome(outcome)
     if not outcome.complete:

@@ -88,6 +88,11 @@ class JudgeSpec(_Strict):
     tokens_per_minute: float | None = Field(default=None, gt=0)
     timeout_s: float = Field(default=120.0, gt=0)
     max_attempts: int = Field(default=6, ge=1)
+    """Attempts per request (first try included) before it is recorded as failed."""
+    backoff_initial_s: float = Field(default=1.0, gt=0)
+    """Scale of the exponential backoff between attempts (full jitter); a server's
+    Retry-After wins when longer."""
+    backoff_max_s: float = Field(default=60.0, gt=0)
 
     @model_validator(mode="after")
     def _provider_prefix(self) -> JudgeSpec:
@@ -151,6 +156,9 @@ class RunConfig(_Strict):
     families: dict[str, str] = Field(default_factory=dict)
     """Model name -> family overrides."""
     aggregate: AggregateConfig = Field(default_factory=AggregateConfig)
+    cache: Path | None = None
+    """Response cache shared across runs (SQLite). Default: `response_cache.sqlite` beside the
+    run dir, so every run under `runs/` shares it and identical requests are paid once."""
     simulator: SimulatorConfig | None = None
     """Start the built-in judge simulator for this run (offline tests and demos); judges with
     `base_url: simulator` are pointed at it."""
@@ -205,7 +213,10 @@ def _resolve_paths(config: RunConfig, base: Path) -> RunConfig:
         update={"items": fix(config.data.items), "responses": fix(config.data.responses)}
     )
     calibration = config.calibration.model_copy(update={"human": fix(config.calibration.human)})
+    cache = fix(config.cache)
     rubric = config.rubric
     if rubric.endswith((".yaml", ".yml")) and not Path(rubric).is_absolute():
         rubric = str((base / rubric).resolve())
-    return config.model_copy(update={"data": data, "calibration": calibration, "rubric": rubric})
+    return config.model_copy(
+        update={"data": data, "calibration": calibration, "rubric": rubric, "cache": cache}
+    )

@@ -300,10 +300,14 @@ CLAIM = (
 # "I am a large language model trained by OpenAI", "As an AI language model developed by X",
 # "my creators at DeepMind". The subject must be first person: "BERT is a model developed by
 # Google" is a fact, not a self-identification. "As an" takes a few plain words only, so "As an
-# example, Android was developed by Google" does not count.
+# example, Android was developed by Google" does not count. "an AI (assistant) developed by X"
+# counts whoever the subject is.
 MAKER = (
     r"(?:\b(?i:i\s+am|i['’]m|i\s+was|i['’]ve\s+been|i\s+have\s+been)\b[^.!?\n]{0,100}?"
-    r"|\b(?i:as\s+an?)\s+(?:[\w-]+\s+){0,5}?)"
+    r"|\b(?i:as\s+an?)\s+(?:[\w-]+\s+){0,5}?"
+    # "As X, an AI developed by Y": an AI described by its maker is the speaker in practice
+    # (and if not, naming its maker is still a marker worth hiding).
+    r"|\b(?i:an?)\s+(?i:AI|artificial\s+intelligence)\s+(?:[\w-]+\s+){0,3}?)"
     r"\b(?i:developed|created|trained|built|made|designed|programmed|produced|engineered"
     rf"|fine-?tuned|released|owned|maintained|powered)\s+(?i:by)\s+{_BY_WHOM}"
     r"|\b(?i:my|our)\s+(?i:creators?|developers?|makers?|trainers?|programmers?"

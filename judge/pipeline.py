@@ -63,12 +63,14 @@ def run_pipeline(
     *,
     workers: int = 1,
     max_cost_usd: float | None = None,
+    cache_path: Path | None = None,
     on_progress: ProgressCallback | None = None,
     log: Callable[[str], None] = lambda _msg: None,
 ) -> RunOutcome:
     # Prepared from the config as written (a `simulator` base_url stays a name, not a port),
     # so the run's config hash and cache keys are stable across restarts.
     prepared = prepare_run(config, run_dir, log=log)
+    cache = cache_file(config, run_dir, cache_path)
     budget = max_cost_usd if max_cost_usd is not None else config.budget.max_cost_usd
     if budget is not None:
         with RunStore.open(run_dir) as store:
@@ -76,16 +78,28 @@ def run_pipeline(
     log(f"judging {prepared.requests} requests with {workers} worker(s)")
     with _simulator(config) as live:
         stats = execute(
-            live, run_dir, workers=workers, max_cost_usd=budget, on_progress=on_progress
+            live,
+            run_dir,
+            workers=workers,
+            max_cost_usd=budget,
+            cache_path=cache,
+            on_progress=on_progress,
         )
     summary = write_outputs(config, run_dir)
     complete = summary["counts"]["pending"] == 0
     return RunOutcome(run_dir, prepared, stats, summary, complete)
 
 
-def dry_run(config: RunConfig, run_dir: Path, log: Callable[[str], None]) -> dict[str, Any]:
+def cache_file(config: RunConfig, run_dir: Path, explicit: Path | None = None) -> Path:
+    """The shared response cache: explicit, else config, else beside the run dir."""
+    return explicit or config.cache or run_dir.parent / "response_cache.sqlite"
+
+
+def dry_run(
+    config: RunConfig, run_dir: Path, log: Callable[[str], None], cache_path: Path | None = None
+) -> dict[str, Any]:
     prepare_run(config, run_dir, log=log)
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, cache_file(config, run_dir, cache_path)) as store:
         return estimate_run(store, config)
 
 
@@ -95,10 +109,11 @@ def execute(
     *,
     workers: int = 1,
     max_cost_usd: float | None = None,
+    cache_path: Path | None = None,
     on_progress: ProgressCallback | None = None,
 ) -> RunStats:
     if workers <= 1:
-        return asyncio.run(_run_in_process(config, run_dir, max_cost_usd, on_progress))
+        return asyncio.run(_run_in_process(config, run_dir, max_cost_usd, cache_path, on_progress))
     share = None if max_cost_usd is None else max_cost_usd / workers
     context = get_context("spawn")
     with (
@@ -106,7 +121,7 @@ def execute(
         ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool,
     ):
         futures = [
-            pool.submit(_worker_main, config, str(run_dir), shard, workers, share)
+            pool.submit(_worker_main, config, str(run_dir), cache_path, shard, workers, share)
             for shard in range(workers)
         ]
         while not all(f.done() for f in futures):
@@ -123,9 +138,10 @@ async def _run_in_process(
     config: RunConfig,
     run_dir: Path,
     max_cost_usd: float | None,
+    cache_path: Path | None,
     on_progress: ProgressCallback | None,
 ) -> RunStats:
-    with RunStore.open(run_dir) as store:
+    with RunStore.open(run_dir, cache_path) as store:
         runner = Runner(store, config, max_cost_usd=max_cost_usd)
         ticker = None
         if on_progress is not None:
@@ -145,10 +161,15 @@ async def _run_in_process(
 
 
 def _worker_main(
-    config: RunConfig, run_dir: str, shard: int, shards: int, max_cost_usd: float | None
+    config: RunConfig,
+    run_dir: str,
+    cache_path: Path | None,
+    shard: int,
+    shards: int,
+    max_cost_usd: float | None,
 ) -> RunStats:
     async def main() -> RunStats:
-        with RunStore.open(run_dir) as store:
+        with RunStore.open(run_dir, cache_path) as store:
             runner = Runner(store, config, shard=shard, shards=shards, max_cost_usd=max_cost_usd)
             return await runner.run()
 

@@ -26,7 +26,7 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
+    wait_random_exponential,
 )
 
 from judge.config import JudgeSpec, RunConfig
@@ -311,7 +311,8 @@ class Runner:
     ) -> tuple[ProviderReply, int]:
         semaphore, limiter = self._limits(provider)
         tokens = _estimate_tokens(call.messages) + _max_tokens(spec)
-        backoff = wait_exponential_jitter(initial=0.5, max=30.0)
+        # Full jitter: many workers that failed together do not retry together.
+        backoff = wait_random_exponential(multiplier=spec.backoff_initial_s, max=spec.backoff_max_s)
 
         def wait(state: RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome else None

@@ -587,3 +587,15 @@ def test_the_trigger_prefilter_never_skips_a_text_a_rule_would_change(
     filtered = [mt.scrub(t) for t in texts]
     monkeypatch.setattr(type(mt._triggers), "present", lambda self, text: True)
     assert [mt.scrub(t) for t in texts] == filtered
+
+
+def test_an_ai_described_by_its_maker_is_scrubbed_for_any_family() -> None:
+    # A ChatGPT-distilled system (neither family under test) describing itself.
+    scrubber = Scrubber(["vicuna-7b", "mpt-7b"])
+    text, counts = scrubber.scrub("As ChatGPT, an AI developed by OpenAI, here is my answer.")
+    assert text == "As [redacted], an AI developed by [redacted], here is my answer."
+    assert counts["self_identification"] == 2
+    # A third-party fact that names no AI maker is left alone.
+    assert scrubber.scrub("The telescope was developed by NASA.")[0] == (
+        "The telescope was developed by NASA."
+    )

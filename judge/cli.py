@@ -143,7 +143,15 @@ def run(
         print_dry_run(plan(cfg, target, log=log, cache_path=cache))
         return
     from judge.pipeline import run_pipeline
+    from judge.pricing import unpriced
 
+    budget = max_cost if max_cost is not None else cfg.budget.max_cost_usd
+    missing = unpriced(cfg.judges) if budget is not None else []
+    if missing:
+        raise ConfigError(
+            f"a budget of ${budget:g} is set but the price of {', '.join(missing)} is unknown: set "
+            "input_cost_per_mtok and output_cost_per_mtok on the judge (0 for your own hardware)"
+        )
     with progress_display(enabled=not quiet) as on_progress:
         outcome = run_pipeline(
             cfg,

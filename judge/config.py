@@ -26,6 +26,9 @@ class DataConfig(_Strict):
     """Responses table: item_id, system, output (+ context, latency_s, cost_usd, tokens)."""
     allow_empty_outputs: bool = False
     """Judge empty outputs as empty instead of rejecting the file."""
+    systems: list[str] | None = None
+    """Evaluate only these systems (e.g. to leave out the judge's own family); the other
+    systems' responses are loaded, validated and counted, then set aside."""
 
 
 class BlindingConfig(_Strict):

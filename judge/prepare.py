@@ -73,6 +73,18 @@ def prepare_run(
         config.data.responses, items.keys(), allow_empty_outputs=config.data.allow_empty_outputs
     )
     systems = sorted({r.system for r in responses})
+    set_aside = 0
+    if config.data.systems is not None:
+        unknown = sorted(set(config.data.systems) - set(systems))
+        if unknown:
+            raise ConfigError(
+                f"data.systems names {', '.join(unknown)}, which {config.data.responses} does not "
+                f"contain; its systems are: {', '.join(systems)}"
+            )
+        kept = [r for r in responses if r.system in set(config.data.systems)]
+        set_aside = len(responses) - len(kept)
+        responses, systems = kept, sorted(set(config.data.systems))
+        log(f"evaluating {len(systems)} systems; {set_aside} responses of other systems set aside")
     if len(systems) < 2 and rubric.kind == "pairwise":
         raise ConfigError(
             f"{config.data.responses}: pairwise rubric '{rubric.id}' needs responses from at "
@@ -130,6 +142,7 @@ def prepare_run(
             store.set_meta("environment", environment())
             store.set_meta("scrub_report", scrub.model_dump(mode="json"))
             store.set_meta("skipped_pairs", [list(s) for s in skipped])
+            store.set_meta("responses_set_aside", set_aside)
 
     write_blinding_outputs(run_dir, key, blinded, pairs, scrub)
     return PrepareSummary(

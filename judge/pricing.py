@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,9 @@ def price_table_path() -> Path | None:
         if path.is_file():
             return path
     return None
+
+
+def unpriced(specs: Iterable[JudgeSpec]) -> list[str]:
+    """Judges whose price per token is unknown: a budget cannot be enforced for them."""
+    probe = Usage(input_tokens=1_000, output_tokens=1_000)
+    return [s.model for s in specs if price(s.model, probe, s) is None]

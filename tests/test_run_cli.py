@@ -1,0 +1,112 @@
+"""`judge run` through the real CLI: shipped configs, --dry-run, --max-cost, cross-family rule."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from judge.simulator import SimulatorConfig, running_simulator
+from tests.helpers import REPO, run_cli
+
+
+@pytest.mark.parametrize("name", ["openai", "anthropic", "vllm-local", "litellm", "simulated"])
+def test_shipped_config_dry_run_offline(name: str, tmp_path: Path) -> None:
+    result = run_cli(
+        "run", str(REPO / "configs" / f"{name}.yaml"), "--dry-run", "--run-dir", str(tmp_path / "r")
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Dry run: nothing sent" in result.stdout
+    assert "pending requests" in result.stdout
+
+
+def test_openai_config_prices_from_the_table(tmp_path: Path) -> None:
+    result = run_cli(
+        "run", str(REPO / "configs" / "openai.yaml"), "--dry-run", "--run-dir", str(tmp_path / "r")
+    )
+    row = next(line for line in result.stdout.splitlines() if "openai/gpt-4.1-mini" in line)
+    # 4 systems -> 6 pairs x 160 items (minus missing answers) x 2 orders, priced in dollars.
+    assert "$" in row and "unknown price" not in row
+
+
+def _config(tmp_path: Path, judges: list[dict], **extra: object) -> Path:
+    config = {
+        "name": "t",
+        "data": {
+            "items": str(REPO / "data" / "mt_bench" / "items.jsonl"),
+            "responses": str(REPO / "data" / "mt_bench" / "responses.jsonl.gz"),
+            "allow_empty_outputs": True,
+        },
+        "blinding": {"seed": 1},
+        "rubric": "pairwise_general",
+        "judges": judges,
+        **extra,
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_cross_family_rule_is_enforced(tmp_path: Path) -> None:
+    path = _config(tmp_path, [{"model": "openai/gpt-4.1-mini"}])
+    result = run_cli("run", str(path), "--dry-run", "--run-dir", str(tmp_path / "r"))
+    assert result.returncode == 2
+    assert "no judge of a different family for" in result.stderr
+    assert "allow_same_family: true" in result.stderr
+
+
+def test_budget_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    with running_simulator(SimulatorConfig(seed=3)) as sim:
+        judge = {
+            "model": "openai/sim-judge",
+            "family": "simulated",
+            "base_url": sim.openai_base_url,
+            "transport": "http",
+            "max_connections": 4,
+            # Priced high so a few requests cost dollars: ~1,000 input tokens -> ~$1 each.
+            "input_cost_per_mtok": 1000,
+            "output_cost_per_mtok": 1000,
+            "params": {"max_tokens": 200},
+        }
+        path = _config(
+            tmp_path,
+            [judge],
+            data={
+                "items": str(REPO / "data" / "mt_bench" / "items.jsonl"),
+                "responses": str(REPO / "data" / "mt_bench" / "responses.jsonl.gz"),
+                "allow_empty_outputs": True,
+                "systems": ["alpaca-13b", "llama-13b"],
+            },
+        )
+        run_dir = tmp_path / "runs" / "r"
+        stopped = run_cli(
+            "run", str(path), "--run-dir", str(run_dir), "--max-cost", "20", "--quiet"
+        )
+        assert stopped.returncode == 3, stopped.stderr
+        assert "stopped before exceeding the budget" in stopped.stdout
+        summary = json.loads((run_dir / "summary.json").read_text())
+        spent = summary["judges"]["openai/sim-judge"]["cost_usd"]
+        assert 0 < spent <= 20
+        assert summary["counts"]["pending"] > 0
+        finished = run_cli(
+            "run", str(path), "--run-dir", str(run_dir), "--max-cost", "1000000", "--quiet"
+        )
+        assert finished.returncode == 0, finished.stderr
+        summary = json.loads((run_dir / "summary.json").read_text())
+        assert summary["counts"]["pending"] == 0
+        # Across the stop and the resume, each distinct request content was answered once.
+        stats = sim.stats()
+        assert stats["duplicates"] == 0
+        assert stats["answered"] == summary["counts"]["requests"] - summary["counts"]["cached"]
+
+
+def test_budget_needs_known_prices(tmp_path: Path) -> None:
+    path = _config(
+        tmp_path,
+        [{"model": "openai/no-such-model", "family": "x", "base_url": "http://127.0.0.1:9/v1"}],
+    )
+    result = run_cli("run", str(path), "--max-cost", "5", "--run-dir", str(tmp_path / "r"))
+    assert result.returncode == 2
+    assert "price of openai/no-such-model is unknown" in result.stderr

@@ -86,6 +86,8 @@ class JudgeSpec(_Strict):
     """USD per million input tokens; overrides the built-in price table."""
     output_cost_per_mtok: float | None = Field(default=None, ge=0)
     """USD per million output tokens; overrides the built-in price table."""
+    recorded: Path | None = None
+    """`recorded/...` judges: the JSONL file of recorded verdicts to replay."""
     max_connections: int = Field(default=16, ge=1)
     requests_per_minute: float | None = Field(default=None, gt=0)
     tokens_per_minute: float | None = Field(default=None, gt=0)
@@ -217,9 +219,16 @@ def _resolve_paths(config: RunConfig, base: Path) -> RunConfig:
     )
     calibration = config.calibration.model_copy(update={"human": fix(config.calibration.human)})
     cache = fix(config.cache)
+    judges = [j.model_copy(update={"recorded": fix(j.recorded)}) for j in config.judges]
     rubric = config.rubric
     if rubric.endswith((".yaml", ".yml")) and not Path(rubric).is_absolute():
         rubric = str((base / rubric).resolve())
     return config.model_copy(
-        update={"data": data, "calibration": calibration, "rubric": rubric, "cache": cache}
+        update={
+            "data": data,
+            "calibration": calibration,
+            "rubric": rubric,
+            "cache": cache,
+            "judges": judges,
+        }
     )

@@ -9,6 +9,8 @@ Output:
   responses.jsonl.gz       one response per (question, turn, system); turn 2 carries the
                            system's own turn-1 exchange as `context`, as MT-Bench's
                            multi-turn judge sees it
+  gpt4_pair_recorded.jsonl GPT-4's published pairwise verdicts (gpt4_pair.jsonl) in the
+                           `recorded` provider's format
 
 Run: python scripts/convert_mt_bench.py [data/mt_bench]
 """
@@ -76,6 +78,21 @@ def convert(folder: Path) -> tuple[int, int]:
         for row in responses:
             gz.write((json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))
     (folder / "responses.jsonl.gz").write_bytes(buf.getvalue())
+
+    winners = {"model_a": "system_a", "model_b": "system_b", "tie": "tie"}
+    with (folder / "gpt4_pair_recorded.jsonl").open("w", encoding="utf-8") as out:
+        for line in (folder / "gpt4_pair.jsonl").open(encoding="utf-8"):
+            row = json.loads(line)
+            record = {
+                "item_id": item_id(row["question_id"], row["turn"]),
+                "system_a": row["model_a"],
+                "system_b": row["model_b"],
+                # "tie (inconsistent)": GPT-4's two presentation orders disagreed.
+                "winner": winners.get(row["winner"], "inconsistent"),
+            }
+            if row["winner"] not in winners and row["winner"] != "tie (inconsistent)":
+                raise SystemExit(f"unexpected winner {row['winner']!r}")
+            out.write(json.dumps(record) + "\n")
     return len(items), len(responses)
 
 

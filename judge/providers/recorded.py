@@ -1,0 +1,127 @@
+"""Replays judge verdicts recorded elsewhere (e.g. GPT-4's published MT-Bench judgments) through
+the same parse -> store -> aggregate path as a live judge.
+
+A recording names systems, so this provider is the one place after blinding that must know who
+is in which slot: the runner attaches the run's blinding key to it. Nothing it returns names a
+system; it answers in presented-slot terms like any judge.
+
+Recording format (JSONL, one line per judged pair, `spec.recorded` points to it):
+
+    {"item_id": "81-t1", "system_a": "gpt-4", "system_b": "claude-v1", "winner": "system_a"}
+
+`winner` is `system_a`, `system_b`, `tie` or `inconsistent` (the judge's two orders disagreed and
+the recording does not say how). Per-order replies, when a recording has them, are given as
+`{"item_id", "first": <system shown first>, "second": <system shown second>, "reply": <text>}`
+and are parsed like any live reply.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from judge.config import JudgeSpec
+from judge.errors import ConfigError
+from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
+from judge.types import BlindingKey
+
+_WINNERS = ("system_a", "system_b", "tie", "inconsistent")
+
+
+class NoRecording(LookupError):
+    """The recording has no verdict for this request: recorded as a failed request (final)."""
+
+
+class RecordedProvider(Provider):
+    def __init__(self, spec: JudgeSpec) -> None:
+        super().__init__(spec)
+        if spec.recorded is None:
+            raise ConfigError(
+                f"judge '{spec.model}' replays a recording: set `recorded: <file.jsonl>` on it"
+            )
+        self._pairs, self._replies = load_recording(spec.recorded)
+        self._key: BlindingKey | None = None
+        self.assumed_direction = 0
+        """Inconsistent recordings replayed with an assumed direction (see `_reply_for`)."""
+
+    def attach(self, key: BlindingKey) -> None:
+        """The run's blinding key: which system sits in which slot of each pair."""
+        self._key = key
+
+    async def complete(self, call: ProviderCall) -> ProviderReply:
+        request = call.request
+        if self._key is None:
+            raise RuntimeError("RecordedProvider used before the runner attached the blinding key")
+        if request.pair_id is None or request.order is None:
+            raise NoRecording("the recorded provider replays pairwise verdicts only")
+        slot_a, slot_b = self._key.pairs[request.pair_id]
+        first, second = (slot_a, slot_b) if request.order == "AB" else (slot_b, slot_a)
+        reply = self._replies.get((request.item_id, first, second))
+        if reply is None:
+            reply = self._reply_for(request.item_id, first, second)
+        return ProviderReply(text=reply, provider_request_id=f"recorded:{request.item_id}")
+
+    def _reply_for(self, item_id: str, first: str, second: str) -> str:
+        winner = self._pairs.get((item_id, frozenset((first, second))))
+        if winner is None:
+            raise NoRecording(f"no recorded verdict for item {item_id!r} and this pair")
+        if winner == "tie":
+            label = "tie"
+        elif winner == "inconsistent":
+            # The recording only says the two orders disagreed. Replaying "the first-shown wins"
+            # in both orders reproduces exactly that disagreement (and the aggregated tie); the
+            # direction is an assumption, counted so reports can say so.
+            self.assumed_direction += 1
+            label = "A"
+        else:
+            label = "A" if winner == first else "B"
+        return json.dumps({"reasoning": "recorded verdict", "verdict": label})
+
+    def classify_error(self, exc: BaseException) -> ErrorKind | None:
+        return None  # nothing about a recording gets better by asking again
+
+    def connection_key(self) -> str:
+        return f"recorded|{self.spec.recorded}"
+
+
+def load_recording(
+    path: Path,
+) -> tuple[dict[tuple[str, frozenset[str]], str], dict[tuple[str, str, str], str]]:
+    pairs: dict[tuple[str, frozenset[str]], str] = {}
+    replies: dict[tuple[str, str, str], str] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ConfigError(f"recorded verdicts file not found: {path}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row: dict[str, Any] = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}, line {number}: malformed JSON: {exc.msg}") from None
+        if "reply" in row:
+            _need(row, ("item_id", "first", "second", "reply"), path, number)
+            replies[(str(row["item_id"]), row["first"], row["second"])] = row["reply"]
+            continue
+        _need(row, ("item_id", "system_a", "system_b", "winner"), path, number)
+        if row["winner"] not in _WINNERS:
+            raise ConfigError(
+                f"{path}, line {number}, field 'winner': expected one of {', '.join(_WINNERS)}, "
+                f"found {row['winner']!r}"
+            )
+        winner = row["winner"]
+        if winner in ("system_a", "system_b"):
+            winner = row[winner]
+        key = (str(row["item_id"]), frozenset((row["system_a"], row["system_b"])))
+        if key in pairs:
+            raise ConfigError(f"{path}, line {number}: a second verdict for the same item and pair")
+        pairs[key] = winner
+    return pairs, replies
+
+
+def _need(row: dict[str, Any], fields: tuple[str, ...], path: Path, number: int) -> None:
+    for name in fields:
+        if name not in row:
+            raise ConfigError(f"{path}, line {number}, field '{name}': missing")

@@ -98,5 +98,5 @@ def test_bad_recording_names_line_and_field(tmp_path: Path) -> None:
     path.write_text('{"item_id": "1", "system_a": "a", "system_b": "b", "winner": "model_a"}\n')
     with pytest.raises(ConfigError, match=r"rec.jsonl, line 1, field 'winner': expected one of"):
         RecordedProvider(JudgeSpec(model="recorded/x", recorded=path))
-    with pytest.raises(ConfigError, match="set `recorded: <file.jsonl>`"):
+    with pytest.raises(ConfigError, match=r"set `recorded: <file\.jsonl>`"):
         RecordedProvider(JudgeSpec(model="recorded/x"))

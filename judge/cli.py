@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from judge.errors import ConfigError, JudgeError
+from judge.errors import ConfigError, DataError, JudgeError
 
 app = typer.Typer(
     name="judge",
@@ -165,6 +165,78 @@ def run(
     print_run_outcome(outcome)
     if not outcome.complete:
         raise typer.Exit(3)
+
+
+@app.command()
+def calibrate(
+    judge_labels: Annotated[
+        Path | None,
+        typer.Option(
+            "--judge",
+            help="Judge verdicts: a table (JSONL/CSV/Parquet) or a finished run dir.",
+        ),
+    ] = None,
+    human: Annotated[
+        Path | None, typer.Option("--human", help="Human labels (JSONL/CSV/Parquet).")
+    ] = None,
+    mt_bench: Annotated[
+        bool,
+        typer.Option(
+            "--mt-bench", help="Use the bundled MT-Bench GPT-4 verdicts and expert votes."
+        ),
+    ] = False,
+    judge_name: Annotated[
+        str | None, typer.Option(help="Which judge of a run dir (default: panel, or the only one).")
+    ] = None,
+    kind: Annotated[
+        str | None, typer.Option(help="pairwise or absolute (default: from the columns).")
+    ] = None,
+    by: Annotated[list[str] | None, typer.Option(help="Stratum column (repeatable).")] = None,
+    resamples: Annotated[int, typer.Option(min=1)] = 1000,
+    seed: Annotated[int, typer.Option()] = 0,
+    shuffle_judge: Annotated[
+        int | None,
+        typer.Option(help="Negative control: shuffle the judge's labels with this seed."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Judge versus humans: agreement with intervals, the human ceiling, and the trust gate."""
+    import json as _json
+
+    from calibration.calibrate import calibrate as run_calibration
+    from calibration.calibrate import shuffled_judge
+    from calibration.labels import LabelError
+    from judge.labels import load_judge_table, load_table, mt_bench_tables
+
+    if mt_bench:
+        judge_table, human_table = mt_bench_tables()
+        strata = by if by is not None else ["turn"]
+    else:
+        if judge_labels is None or human is None:
+            raise ConfigError("give --judge FILE_OR_RUN_DIR and --human FILE (or --mt-bench)")
+        judge_table = load_judge_table(judge_labels, judge_name)
+        human_table = load_table(human)
+        strata = by or []
+    kind = kind or ("absolute" if "score" in human_table.columns else "pairwise")
+    if kind not in ("pairwise", "absolute"):
+        raise ConfigError(f"--kind {kind!r}: expected pairwise or absolute")
+    if shuffle_judge is not None:
+        judge_table = shuffled_judge(judge_table, kind=kind, seed=shuffle_judge)  # type: ignore[arg-type]
+    try:
+        report = run_calibration(
+            judge_table,
+            human_table,
+            kind=kind,
+            strata=strata,
+            resamples=resamples,
+            seed=seed,  # type: ignore[arg-type]
+        )
+    except LabelError as exc:
+        raise DataError(str(exc)) from None
+    if as_json:
+        typer.echo(_json.dumps(report.to_dict(), indent=2))
+    else:
+        typer.echo(report.to_text())
 
 
 @app.command()

@@ -1,0 +1,472 @@
+"""`calibrate`: one call from a judge table and a human label table to a typed report.
+
+The report holds, overall and per stratum: agreement metrics with cluster-bootstrap
+intervals over keys, the human ceiling, a confusion matrix and the gate verdict; overall
+also the join summary (nothing dropped silently) and PPI++ corrected win rates / mean scores
+beside the judge's raw ones.
+
+Judge-human alpha: every human label paired with the judgment on the same key is one
+two-coder unit (one comparison per human label, as MT-Bench counts agreement), and all of a
+key's comparisons are resampled together. The human ceiling is Krippendorff's alpha among the
+humans on keys with two or more labels; the judge's comparable figure is leave-one-human-out
+(each label in turn is replaced by the judge and compared with the others), on the same keys
+and resamples, so their difference has a paired interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, is_dataclass
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel
+
+from calibration.agreement import (
+    Agreement,
+    ConfusionMatrix,
+    Estimate,
+    alpha_with_resamples,
+    from_resamples,
+    kappa_from_confusion,
+    kendall_tau_b,
+    package_alpha,
+    pairwise_columns,
+    ratio_block,
+    ratio_estimates,
+    spearman,
+    undefined,
+)
+from calibration.bootstrap_alpha import (
+    Level,
+    domain_for_level,
+    resampled_block_sums,
+    units_from_pairs,
+    units_from_value_counts,
+)
+from calibration.correction import CorrectedEstimate, ppi_mean
+from calibration.gate import GateThresholds, GateVerdict, evaluate_gate
+from calibration.labels import (
+    OUTCOME_SCORE,
+    JoinedLabels,
+    JoinSummary,
+    Kind,
+    LabelError,
+    join_labels,
+    natural_key,
+    normalise,
+)
+
+# Package alpha builds an (rows, K, K) array; beyond this many cells use the coincidences.
+_PACKAGE_CELLS = 20_000_000
+_MAX_KAPPA_CATEGORIES = 20
+
+
+@dataclass(frozen=True)
+class HumanCeiling:
+    keys: int
+    """Keys with two or more human labels: the only ones that say how humans agree."""
+    human_alpha: Estimate
+    judge_alpha_loho: Estimate
+    alpha_gap: Estimate
+    """judge_alpha_loho - human_alpha, paired bootstrap (negative: the judge falls short)."""
+    human_agreement: Agreement
+    """Share of agreeing human label pairs (MT-Bench S1 human vs human)."""
+    judge_agreement_loho: Agreement
+    agreement_gap: Estimate
+
+
+@dataclass(frozen=True)
+class StratumReport:
+    stratum: dict[str, str]
+    """{} overall; else {column: value}."""
+    keys: int
+    labels: int
+    metrics: dict[str, Estimate]
+    ceiling: HumanCeiling | None
+    confusion: ConfusionMatrix
+    gate: GateVerdict
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    kind: Kind
+    level: Level
+    overall: StratumReport
+    strata: tuple[StratumReport, ...]
+    gate: GateVerdict
+    """The verdict to act on: the overall gate, capped by untrusted strata."""
+    join: JoinSummary
+    corrected: tuple[CorrectedEstimate, ...]
+    resamples: int
+    seed: int
+    confidence: float
+
+    def to_dict(self) -> dict:
+        return _jsonable(self)
+
+    def to_text(self) -> str:
+        return _render(self)
+
+
+def calibrate(
+    judge_table: pd.DataFrame,
+    human_table: pd.DataFrame,
+    *,
+    kind: Kind,
+    strata: Sequence[str] = (),
+    gate: GateThresholds | None = None,
+    level: Level | None = None,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> CalibrationReport:
+    """Judge versus humans: agreement with intervals, human ceiling, gate, corrected estimates.
+
+    Tables as in `calibration.labels` (pairwise: item_id, system_a, system_b, winner
+    [+ annotator]; absolute: item_id, system, score [+ annotator]). `strata` are key-level
+    columns of either table. `level` defaults to nominal (pairwise) / interval (absolute).
+    Raises `LabelError` (a ValueError) naming the row and column of malformed input.
+    """
+    level = level or ("nominal" if kind == "pairwise" else "interval")
+    if kind == "pairwise" and level != "nominal":
+        raise LabelError(f"pairwise labels (a, b, tie) are nominal; got level {level!r}")
+    if resamples < 1 or not 0 < confidence < 1:
+        raise ValueError("resamples must be >= 1 and confidence in (0, 1)")
+    thresholds = gate or GateThresholds()
+    joined = join_labels(judge_table, human_table, kind=kind, strata=strata)
+    if joined.summary.matched_keys == 0:
+        raise LabelError(
+            "no key has both a usable judgment and a human label: "
+            f"judge keys e.g. {list(joined.summary.judge_only.examples[:2])}, human keys e.g. "
+            f"{list(joined.summary.human_only.examples[:2])}; check item_id and system names"
+        )
+    ctx = _Ctx(joined, level, resamples, seed, confidence, thresholds)
+    overall = ctx.stratum(np.ones(len(joined.keys), dtype=bool), {})
+    parts = []
+    for col in strata:
+        for value in sorted(joined.keys[col].unique(), key=natural_key):
+            mask = (joined.keys[col] == value).to_numpy()
+            parts.append(ctx.stratum(mask, {col: str(value)}))
+    final = evaluate_gate(
+        overall.metrics["alpha"],
+        n_units=overall.keys,
+        alpha_gap=overall.ceiling.alpha_gap if overall.ceiling else None,
+        human_alpha=overall.ceiling.human_alpha if overall.ceiling else None,
+        thresholds=thresholds,
+        strata=[(_name(p.stratum), p.gate, p.keys) for p in parts],
+    )
+    return CalibrationReport(
+        kind,
+        level,
+        overall,
+        tuple(parts),
+        final,
+        joined.summary,
+        _corrected(joined, confidence),
+        resamples,
+        seed,
+        confidence,
+    )
+
+
+def shuffled_judge(judge_table: pd.DataFrame, *, kind: Kind, seed: int) -> pd.DataFrame:
+    """The judge table with its winners (scores) permuted across rows: a judge that ignores the
+    responses but keeps its label distribution. Calibration must call it untrusted."""
+    table = normalise(judge_table, kind, "judge")
+    rng = np.random.default_rng(seed)
+    value = "winner" if kind == "pairwise" else "score"
+    return table.assign(**{value: rng.permutation(table["label"].to_numpy())}).drop(columns="label")
+
+
+# --- per-stratum computation ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Ctx:
+    joined: JoinedLabels
+    level: Level
+    resamples: int
+    seed: int
+    confidence: float
+    thresholds: GateThresholds
+
+    def stratum(self, mask: np.ndarray, stratum: dict[str, str]) -> StratumReport:
+        """Every statistic of one stratum, from ONE set of key resamples (so all of them,
+        and the ceiling gaps in particular, are paired)."""
+        j, lv, seed, conf = self.joined, self.level, self.seed, self.confidence
+        h, jc = j.human_counts[mask], j.judge_code[mask]
+        n, k = h.shape
+        m = h.sum(axis=1)
+        multi = m >= 2
+        # One comparison per human label: (key, judge category, human category), by count.
+        key, cat = np.nonzero(h)
+        weight = h[key, cat]
+        domain = domain_for_level(np.asarray(j.values if j.kind == "absolute" else range(k)), lv)
+        note = "percentile cluster bootstrap over keys"
+
+        ratio_cols = pairwise_columns(j, mask)
+        confusion = np.zeros((n, k * k))
+        confusion[key, jc[key] * k + cat] = weight
+        units = {"judge": units_from_pairs(key, jc[key], cat, weight, n, domain, lv)}
+        if multi.any():
+            units["human"] = units_from_value_counts(h, domain, lv)
+            units["loho"] = units_from_pairs(key, jc[key], cat, weight * multi[key], n, domain, lv)
+        values = j.values
+        blocks = {"ratio": ratio_block(ratio_cols), "confusion": confusion}
+        blocks |= {f"alpha_{name}": u.columns for name, u in units.items()}
+        if j.kind == "absolute":
+            diff = np.bincount(key, weights=weight * (values[jc[key]] - values[cat]), minlength=n)
+            blocks["bias"] = np.column_stack([diff, m])
+        sums = resampled_block_sums(blocks, self.resamples, np.random.default_rng(seed))
+
+        def alpha(
+            name: str, point: float | None, method: str
+        ) -> tuple[Estimate, np.ndarray | None]:
+            return alpha_with_resamples(
+                units[name],
+                point,
+                method=method,
+                seed=seed,
+                resamples=self.resamples,
+                confidence=conf,
+                sums=sums[f"alpha_{name}"],
+            )
+
+        judge_alpha, _ = alpha(
+            "judge",
+            _package_pairs(jc[key], cat, weight, k, domain, lv),
+            f"krippendorff alpha ({lv}), judge vs each human label; {note}",
+        )
+        ratio = ratio_estimates(
+            ratio_cols,
+            resamples=self.resamples,
+            seed=seed,
+            confidence=conf,
+            method=lambda name: f"{_RATIO_NAMES[name]}; {note}",
+            differences={"agreement_gap": ("judge_loho", "human_loho")},
+            sums=sums["ratio"],
+        )
+        metrics: dict[str, Estimate] = {"alpha": judge_alpha}
+        if j.kind == "pairwise":
+            metrics |= {dst: ratio[src] for src, dst in _PAIRWISE_RATIOS.items()}
+            metrics["kappa"] = self._kappa(confusion, sums["confusion"], None, note)
+        else:
+            human_mean = (h @ values) / m
+            kw = {"resamples": self.resamples, "seed": seed, "confidence": conf}
+            metrics["exact_agreement"] = ratio["judge_s1"]
+            metrics["human_exact_agreement"] = ratio["human_s1"]
+            metrics["spearman"] = spearman(values[jc], human_mean, **kw)
+            metrics["kendall_tau_b"] = kendall_tau_b(values[jc], human_mean, **kw)
+            metrics["mean_bias"] = from_resamples(
+                blocks["bias"][:, 0].sum() / m.sum(),
+                sums["bias"][:, 0] / sums["bias"][:, 1],
+                n,
+                f"mean signed bias (judge - human), per human label; {note}",
+                seed,
+                conf,
+            )
+            if k <= _MAX_KAPPA_CATEGORIES:
+                metrics["kappa_quadratic"] = self._kappa(
+                    confusion, sums["confusion"], "quadratic", note
+                )
+
+        ceiling = None
+        if multi.any():
+            human_alpha, human_boot = alpha(
+                "human",
+                package_alpha(h, domain, lv) if h.size * k <= _PACKAGE_CELLS else None,
+                f"krippendorff alpha ({lv}) among humans; {note}",
+            )
+            loho_alpha, loho_boot = alpha(
+                "loho",
+                _package_pairs(jc[key], cat, weight * multi[key], k, domain, lv),
+                f"krippendorff alpha ({lv}), judge vs each human label on keys with >= 2 "
+                f"labels (leave-one-human-out); {note}",
+            )
+            method = f"judge LOHO alpha - human alpha; paired {note}"
+            if human_boot is None or loho_boot is None:
+                gap = undefined(int(multi.sum()), method, seed, conf, "alpha undefined")
+            else:
+                gap = from_resamples(
+                    loho_alpha.value - human_alpha.value,  # type: ignore[operator]
+                    loho_boot - human_boot,
+                    int(multi.sum()),
+                    method,
+                    seed,
+                    conf,
+                )
+            ceiling = HumanCeiling(
+                int(multi.sum()),
+                human_alpha,
+                loho_alpha,
+                gap,
+                ratio["human_loho"],  # type: ignore[arg-type]
+                ratio["judge_loho"],
+                ratio["agreement_gap"],  # type: ignore[arg-type]
+            )
+
+        counts = confusion.sum(axis=0).reshape(k, k).astype(np.int64)
+        matrix = ConfusionMatrix(
+            tuple(str(c) for c in j.categories), tuple(tuple(int(v) for v in r) for r in counts)
+        )
+        verdict = evaluate_gate(
+            judge_alpha,
+            n_units=n,
+            alpha_gap=ceiling.alpha_gap if ceiling else None,
+            human_alpha=ceiling.human_alpha if ceiling else None,
+            thresholds=self.thresholds,
+        )
+        return StratumReport(stratum, n, int(m.sum()), metrics, ceiling, matrix, verdict)
+
+    def _kappa(self, confusion: np.ndarray, sums: np.ndarray, weights, note: str) -> Estimate:
+        """Cohen's kappa of judge vs each human label (their confusion matrix), resampled."""
+        k = int(np.sqrt(confusion.shape[1]))
+        method = f"cohen kappa ({weights or 'unweighted'}), judge vs each human label; {note}"
+        point = kappa_from_confusion(confusion.sum(axis=0).reshape(k, k), weights)[0]
+        if not np.isfinite(point):
+            reason = "expected disagreement is zero (one label throughout)"
+            return undefined(len(confusion), method, self.seed, self.confidence, reason)
+        boot = kappa_from_confusion(sums.reshape(-1, k, k), weights)
+        return from_resamples(point, boot, len(confusion), method, self.seed, self.confidence)
+
+
+_RATIO_NAMES = {
+    "judge_s1": "agreement S1 (ties count), judge vs each human label",
+    "judge_s2": "agreement S2 (ties dropped), judge vs each human label",
+    "human_s1": "agreement S1, every pair of human labels on a key",
+    "human_s2": "agreement S2, every pair of human labels on a key",
+    "judge_loho": "agreement S1, judge vs the other labels (leave-one-human-out)",
+    "human_loho": "agreement S1, each human label vs the other labels",
+    "agreement_gap": "judge LOHO agreement - human agreement, paired",
+}
+_PAIRWISE_RATIOS = {
+    "judge_s1": "agreement_s1",
+    "judge_s2": "agreement_s2",
+    "human_s1": "human_agreement_s1",
+    "human_s2": "human_agreement_s2",
+}
+
+
+def _package_pairs(x, y, weight, k: int, domain: np.ndarray, level: Level) -> float | None:
+    """The package's alpha over comparisons as two-coder units (a weight repeats a unit)."""
+    xs, ys = np.repeat(x, weight), np.repeat(y, weight)
+    if len(xs) == 0 or len(xs) * k * k > _PACKAGE_CELLS:
+        return None  # the package builds (rows, K, K): let the coincidences answer
+    counts = np.zeros((len(xs), k), dtype=np.int64)
+    np.add.at(counts, (np.arange(len(xs)), xs), 1)
+    np.add.at(counts, (np.arange(len(ys)), ys), 1)
+    return package_alpha(counts, domain, level)
+
+
+def _corrected(joined: JoinedLabels, confidence: float) -> tuple[CorrectedEstimate, ...]:
+    """PPI++ per system pair (win rate of system_a, ties half) or per system (mean score)."""
+    values = joined.values
+    group = ["system_a", "system_b"] if joined.kind == "pairwise" else ["system"]
+    keys = joined.keys.assign(
+        _y=(joined.human_counts @ values) / joined.human_counts.sum(axis=1),
+        _f=values[joined.judge_code],
+    )
+    unl = joined.judge_only.assign(
+        _f=[OUTCOME_SCORE[v] for v in joined.judge_only["judge"]]
+        if joined.kind == "pairwise"
+        else joined.judge_only["judge"].astype(float)
+    )
+    out = []
+    names = pd.concat([keys[group], unl[group]]).drop_duplicates().sort_values(group)
+    for row in names.itertuples(index=False):
+        sel_l = (keys[group] == list(row)).all(axis=1)
+        sel_u = (unl[group] == list(row)).all(axis=1)
+        target = (
+            f"win rate of {row[0]} over {row[1]} (ties count half)"
+            if joined.kind == "pairwise"
+            else f"mean score of {row[0]}"
+        )
+        out.append(
+            ppi_mean(
+                keys.loc[sel_l, "_y"],
+                keys.loc[sel_l, "_f"],
+                unl.loc[sel_u, "_f"],
+                confidence=confidence,
+                target=target,
+            )
+        )
+    return tuple(out)
+
+
+# --- output --------------------------------------------------------------------------------
+
+
+def _jsonable(obj: object) -> object:
+    if isinstance(obj, BaseModel):
+        return obj.model_dump()
+    if is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _jsonable(getattr(obj, f.name)) for f in fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None
+    return obj
+
+
+def _name(stratum: dict[str, str]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in stratum.items()) or "overall"
+
+
+def _est(e: Estimate) -> str:
+    if e.value is None:
+        return f"undefined ({e.reason})"
+    ci = "" if e.ci_low is None else f" [{e.ci_low:.3f}, {e.ci_high:.3f}]"
+    counts = f"  {e.agree}/{e.comparisons}" if isinstance(e, Agreement) else ""
+    return f"{e.value:.3f}{ci}{counts}"
+
+
+def _render(r: CalibrationReport) -> str:
+    j = r.join
+    lines = [
+        f"Calibration ({r.kind}, alpha level {r.level}): {j.matched_keys} keys with a usable "
+        f"judgment and human labels, {j.matched_labels} human labels",
+        f"  judge-only keys {j.judge_only.count}; human keys the judge lacks "
+        f"{j.human_only.count}; judgments without a verdict {j.judge_no_verdict.count}",
+        f"  intervals: {r.confidence:.0%} percentile cluster bootstrap over keys, "
+        f"{r.resamples} resamples, seed {r.seed}",
+        "",
+        "Agreement (judge vs each human label)",
+    ]
+    lines += [f"  {name:<22} {_est(e)}" for name, e in r.overall.metrics.items()]
+    c = r.overall.ceiling
+    if c:
+        lines += [
+            "",
+            f"Human ceiling ({c.keys} keys with >= 2 human labels)",
+            f"  {'human alpha':<22} {_est(c.human_alpha)}",
+            f"  {'judge alpha (LOHO)':<22} {_est(c.judge_alpha_loho)}",
+            f"  {'alpha gap':<22} {_est(c.alpha_gap)}",
+            f"  {'human agreement':<22} {_est(c.human_agreement)}",
+            f"  {'judge agreement (LOHO)':<22} {_est(c.judge_agreement_loho)}",
+        ]
+    if r.strata:
+        lines += ["", "By stratum"]
+        for s in r.strata:
+            main = "agreement_s1" if r.kind == "pairwise" else "spearman"
+            lines.append(
+                f"  {_name(s.stratum):<24} keys {s.keys:>5}  alpha {_est(s.metrics['alpha'])}  "
+                f"{main} {_est(s.metrics[main])}  -> {s.gate.verdict}"
+            )
+    lines += ["", f"Gate: {r.gate.verdict.upper()}"] + [f"  - {x}" for x in r.gate.reasons]
+    if r.corrected:
+        lines += ["", "Corrected estimates (PPI++; raw = judge alone)"]
+        for e in r.corrected:
+            val = (
+                "undefined"
+                if e.value is None
+                else f"{e.value:.3f} [{e.ci_low:.3f}, {e.ci_high:.3f}]"
+            )
+            raw = "-" if e.raw.value is None else f"{e.raw.value:.3f}"
+            eff = "-" if e.effective_human_n is None else f"{e.effective_human_n:.0f}"
+            lines.append(f"  {e.target}: {val}  raw {raw}  human n {e.n}, effective {eff}")
+    return "\n".join(lines)

@@ -1,0 +1,400 @@
+"""Human labels and judge judgments as tables, validated and joined by key.
+
+Pairwise tables: `item_id, system_a, system_b, winner` (+ `annotator` for human labels), winner
+in {a, b, tie} (or the name of one of the row's systems). Absolute tables: `item_id, system,
+score` (+ `annotator`). Any other column is carried along (strata such as `category`, `turn`).
+
+A pairwise key is the item and the *unordered* system pair: rows are normalised so that
+`system_a < system_b`, flipping a/b when the names are swapped (as the MT-Bench paper's
+FastChat script does). Nothing is silently dropped: keys present on one side only, and judge
+rows without a verdict, are counted and exemplified in the `JoinSummary`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+Kind = Literal["pairwise", "absolute"]
+OUTCOMES: tuple[str, ...] = ("a", "b", "tie")
+"""Pairwise label categories, in the order used by codes and confusion matrices."""
+OUTCOME_SCORE = {"a": 1.0, "tie": 0.5, "b": 0.0}
+"""A pairwise label as system_a's score: a win counts 1, a tie half."""
+
+_KEYS: dict[str, tuple[str, ...]] = {
+    "pairwise": ("item_id", "system_a", "system_b"),
+    "absolute": ("item_id", "system"),
+}
+_VALUE = {"pairwise": "winner", "absolute": "score"}
+_EXAMPLES = 5
+
+
+class LabelError(ValueError):
+    """A label or judgment table is malformed; the message names the row and column."""
+
+
+@dataclass(frozen=True)
+class Unmatched:
+    count: int
+    examples: tuple[str, ...]
+    """Up to five keys, formatted `item_id | system_a | system_b` (or `item_id | system`)."""
+
+
+@dataclass(frozen=True)
+class JoinSummary:
+    judge_keys: int
+    """Distinct keys in the judge table (with or without a verdict)."""
+    human_keys: int
+    human_labels: int
+    matched_keys: int
+    """Keys with a usable judgment and at least one human label: what agreement is computed on."""
+    matched_labels: int
+    judge_only: Unmatched
+    """Judgments without human labels (the unlabelled units of corrected estimates)."""
+    human_only: Unmatched
+    """Human-labelled keys that the judge table lacks entirely."""
+    judge_no_verdict: Unmatched
+    """Human-labelled keys whose judge row has no verdict (parse failure, error): not comparable."""
+    repeated_labels: int
+    """Human labels repeating an (annotator, key) already labelled; each counts as one vote."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class JoinedLabels:
+    """Judge and human labels on the same keys, in the arrays the statistics need."""
+
+    kind: Kind
+    categories: tuple
+    """Pairwise: ('a', 'b', 'tie'); absolute: the sorted distinct scores of both sides."""
+    keys: pd.DataFrame
+    """One row per matched key: key columns, strata columns, `judge` (label or score)."""
+    judge_code: np.ndarray
+    """Per matched key: index of the judge's label in `categories`."""
+    human_counts: np.ndarray
+    """Per matched key and category: how many human labels gave it, shape (keys, K)."""
+    comparisons: pd.DataFrame
+    """One row per matched human label: `key` (row of `keys`), `annotator`, `human`, `judge`."""
+    judge_only: pd.DataFrame
+    """Judge rows with a verdict and no human label: key columns, strata, `judge`."""
+    summary: JoinSummary
+    strata: tuple[str, ...]
+
+    @property
+    def values(self) -> np.ndarray:
+        """Numeric value of each category: pairwise labels as system_a's score (1, 0, 0.5)."""
+        if self.kind == "pairwise":
+            return np.array([OUTCOME_SCORE[c] for c in self.categories])
+        return np.asarray(self.categories, dtype=float)
+
+
+def natural_key(value: object) -> tuple:
+    """Sort key putting numbers in numeric order (turn 2 before turn 10), then text."""
+    text = str(value)
+    try:
+        return (0, float(text), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def _index(table: pd.DataFrame, pos: int) -> object:
+    label = table.index[pos]
+    return label.item() if isinstance(label, np.generic) else label
+
+
+def _where(role: str, table: pd.DataFrame, pos: int, column: str) -> str:
+    return f"{role} table, row {pos} (index {_index(table, pos)!r}), column {column!r}"
+
+
+def _require(table: pd.DataFrame, role: str, columns: Sequence[str]) -> None:
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise LabelError(
+            f"{role} table lacks column(s) {', '.join(map(repr, missing))}; "
+            f"it has {', '.join(map(repr, table.columns))}"
+        )
+
+
+def _text_column(table: pd.DataFrame, role: str, column: str) -> pd.Series:
+    col = table[column]
+    bad = col.isna() | (col.astype(str).str.strip() == "")
+    if bad.any():
+        pos = int(np.flatnonzero(bad.to_numpy())[0])
+        raise LabelError(f"{_where(role, table, pos, column)}: empty; every row needs a value")
+    return col.astype(str)
+
+
+def normalise(table: pd.DataFrame, kind: Kind, role: Literal["judge", "human"]) -> pd.DataFrame:
+    """Validate one table and return it with sorted pairwise keys and a `label` column.
+
+    Judge rows may lack a verdict (`label` None); human rows may not.
+    """
+    if kind not in _KEYS:
+        raise LabelError(f"kind must be 'pairwise' or 'absolute', got {kind!r}")
+    if not isinstance(table, pd.DataFrame):
+        raise LabelError(f"{role} labels must be a pandas DataFrame, got {type(table).__name__}")
+    needed = [*_KEYS[kind], _VALUE[kind]] + (["annotator"] if role == "human" else [])
+    _require(table, role, needed)
+    out = table.reset_index(drop=True).copy()
+    src = table
+    for col in _KEYS[kind] + (("annotator",) if role == "human" else ()):
+        out[col] = _text_column(src, role, col).to_numpy()
+    if kind == "pairwise":
+        _pairwise_labels(out, src, role)
+    else:
+        _absolute_labels(out, src, role)
+    return out.drop(columns=[_VALUE[kind]])
+
+
+def _pairwise_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
+    same = (out["system_a"] == out["system_b"]).to_numpy()
+    if same.any():
+        pos = int(np.flatnonzero(same)[0])
+        raise LabelError(
+            f"{_where(role, src, pos, 'system_b')}: same system as system_a "
+            f"({out['system_a'].iat[pos]!r}); a pair needs two systems"
+        )
+    raw = src["winner"].reset_index(drop=True)
+    missing = raw.isna().to_numpy()
+    text = raw.astype(str).str.strip()
+    lower = text.str.lower()
+    label = lower.where(lower.isin(OUTCOMES), None).astype(object)
+    # A winner given by system name (as judge runs write it) maps to its slot.
+    label[(text == out["system_a"]).to_numpy()] = "a"
+    label[(text == out["system_b"]).to_numpy()] = "b"
+    bad = label.isna().to_numpy() & ~missing
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise LabelError(
+            f"{_where(role, src, pos, 'winner')}: {raw.iat[pos]!r} is not a, b, tie "
+            f"or one of the row's systems ({out['system_a'].iat[pos]!r}, "
+            f"{out['system_b'].iat[pos]!r})"
+        )
+    if role == "human" and missing.any():
+        pos = int(np.flatnonzero(missing)[0])
+        raise LabelError(
+            f"{_where(role, src, pos, 'winner')}: missing; a human label is a, b or tie"
+        )
+    swap = (out["system_a"] > out["system_b"]).to_numpy()
+    a, b = out["system_a"].to_numpy().copy(), out["system_b"].to_numpy().copy()
+    out["system_a"] = np.where(swap, b, a)
+    out["system_b"] = np.where(swap, a, b)
+    flipped = label.map({"a": "b", "b": "a", "tie": "tie"})
+    values = np.where(swap, flipped, label).astype(object)
+    values[missing] = None
+    # object, not pandas' string dtype: a missing verdict stays None, never NaN.
+    out["label"] = pd.Series(values, index=out.index, dtype=object)
+
+
+def _absolute_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
+    raw = src["score"].reset_index(drop=True)
+    num = pd.to_numeric(raw, errors="coerce")
+    bad = (num.isna() & raw.notna()).to_numpy() | ~np.isfinite(num.fillna(0).to_numpy())
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise LabelError(f"{_where(role, src, pos, 'score')}: {raw.iat[pos]!r} is not a number")
+    if role == "human" and num.isna().any():
+        pos = int(np.flatnonzero(num.isna().to_numpy())[0])
+        raise LabelError(f"{_where(role, src, pos, 'score')}: missing; a human label needs a score")
+    out["label"] = num.astype(float).to_numpy()
+
+
+def _fmt(keys: pd.DataFrame, key_cols: Sequence[str]) -> tuple[str, ...]:
+    rows = keys[list(key_cols)].head(_EXAMPLES).astype(str).to_numpy()
+    return tuple(" | ".join(r) for r in rows)
+
+
+def _unmatched(keys: pd.DataFrame, key_cols: Sequence[str]) -> Unmatched:
+    return Unmatched(len(keys), _fmt(keys, key_cols))
+
+
+def join_labels(
+    judge_table: pd.DataFrame,
+    human_table: pd.DataFrame,
+    *,
+    kind: Kind,
+    strata: Sequence[str] = (),
+) -> JoinedLabels:
+    """Validate both tables and join them by key (see the module docstring).
+
+    Strata are key-level columns (e.g. `category`, `turn`) read from the judge table, or the
+    human table when the judge table lacks them; a stratum that varies within a key is an error.
+    """
+    judge = normalise(judge_table, kind, "judge")
+    human = normalise(human_table, kind, "human")
+    key_cols = list(_KEYS[kind])
+    _one_judge(judge)
+    _no_duplicate_keys(judge, judge_table, key_cols)
+
+    strata = tuple(strata)
+    key_strata = _key_strata(judge, human, judge_table, human_table, key_cols, strata)
+
+    judge_keys = judge[[*key_cols, "label"]].rename(columns={"label": "judge"})
+    labelled = human[key_cols].drop_duplicates()
+    merged = labelled.merge(judge_keys, on=key_cols, how="left", indicator=True)
+    human_only = merged[merged["_merge"] == "left_only"][key_cols]
+    no_verdict = merged[(merged["_merge"] == "both") & merged["judge"].isna()][key_cols]
+    matched = merged[(merged["_merge"] == "both") & merged["judge"].notna()][[*key_cols, "judge"]]
+    matched = matched.sort_values(key_cols, kind="stable").reset_index(drop=True)
+
+    lab_flag = judge_keys.merge(labelled.assign(_h=True), on=key_cols, how="left")
+    judge_only_all = lab_flag[lab_flag["_h"].isna()].drop(columns="_h")
+    judge_only = judge_only_all[judge_only_all["judge"].notna()]
+
+    if kind == "pairwise":
+        categories: tuple = OUTCOMES
+    else:
+        scores = np.concatenate([matched["judge"].to_numpy(float), human["label"].to_numpy(float)])
+        categories = tuple(float(v) for v in np.unique(scores))
+    code = {c: i for i, c in enumerate(categories)}
+
+    matched["key"] = np.arange(len(matched))
+    comp = human.merge(matched, on=key_cols, how="inner")
+    comp = comp.sort_values(["key"], kind="stable").reset_index(drop=True)
+    comp = comp.rename(columns={"label": "human"})[["key", "annotator", "human", "judge"]]
+    human_codes = comp["human"].map(code).to_numpy(np.int64)
+    counts = np.zeros((len(matched), len(categories)), dtype=np.int64)
+    np.add.at(counts, (comp["key"].to_numpy(), human_codes), 1)
+    judge_code = matched["judge"].map(code).to_numpy(np.int64)
+
+    if strata:
+        matched = matched.merge(key_strata, on=key_cols, how="left")
+        judge_only = judge_only.merge(key_strata, on=key_cols, how="left")
+    repeated = int(human.duplicated([*key_cols, "annotator"]).sum())
+    summary = JoinSummary(
+        judge_keys=len(judge_keys),
+        human_keys=len(labelled),
+        human_labels=len(human),
+        matched_keys=len(matched),
+        matched_labels=len(comp),
+        judge_only=_unmatched(judge_only_all, key_cols),
+        human_only=_unmatched(human_only, key_cols),
+        judge_no_verdict=_unmatched(no_verdict, key_cols),
+        repeated_labels=repeated,
+    )
+    return JoinedLabels(
+        kind=kind,
+        categories=categories,
+        keys=matched,
+        judge_code=judge_code,
+        human_counts=counts,
+        comparisons=comp,
+        judge_only=judge_only.reset_index(drop=True),
+        summary=summary,
+        strata=strata,
+    )
+
+
+def _one_judge(judge: pd.DataFrame) -> None:
+    if "judge" in judge.columns:
+        names = judge["judge"].dropna().astype(str).unique()
+        if len(names) > 1:
+            raise LabelError(
+                f"judge table, column 'judge': judgments of {len(names)} judges "
+                f"({', '.join(sorted(names)[:5])}); calibrate one judge (or the panel) "
+                "at a time: filter the table first"
+            )
+
+
+def _no_duplicate_keys(judge: pd.DataFrame, src: pd.DataFrame, key_cols: list[str]) -> None:
+    dup = judge.duplicated(key_cols, keep=False).to_numpy()
+    if dup.any():
+        first = judge[dup].iloc[0]
+        same = judge[(judge[key_cols] == first[key_cols]).all(axis=1)].index[:2]
+        key = " | ".join(str(first[c]) for c in key_cols)
+        raise LabelError(
+            f"judge table, rows {same[0]} and {same[1]} (index {_index(src, same[0])!r}, "
+            f"{_index(src, same[1])!r}), columns {', '.join(key_cols)}: both judge {key}; "
+            "keep one judgment per key"
+        )
+
+
+def _key_strata(
+    judge: pd.DataFrame,
+    human: pd.DataFrame,
+    judge_src: pd.DataFrame,
+    human_src: pd.DataFrame,
+    key_cols: list[str],
+    strata: tuple[str, ...],
+) -> pd.DataFrame:
+    frames = []
+    for col in strata:
+        if col in key_cols:
+            continue
+        if col in judge.columns:
+            table, src, role = judge, judge_src, "judge"
+        elif col in human.columns:
+            table, src, role = human, human_src, "human"
+        else:
+            raise LabelError(
+                f"stratum column {col!r} is in neither table; judge columns: "
+                f"{', '.join(judge_src.columns)}; human columns: {', '.join(human_src.columns)}"
+            )
+        sub = table[[*key_cols, col]].copy()
+        sub[col] = sub[col].astype(str).where(sub[col].notna(), "(missing)")
+        # Point at the first row that contradicts its key's first value.
+        varying = sub[col] != sub.groupby(key_cols, sort=False)[col].transform("first")
+        if varying.any():
+            pos = int(np.flatnonzero(varying.to_numpy())[0])
+            raise LabelError(
+                f"{_where(role, src, pos, col)}: the stratum takes several values within one "
+                "key; a stratum must describe the item (or pair), not the label"
+            )
+        frames.append(sub.drop_duplicates(key_cols).set_index(key_cols))
+    if not frames:
+        return pd.DataFrame(columns=key_cols)
+    return pd.concat(frames, axis=1).reset_index()
+
+
+# --- MT-Bench (Zheng et al. 2023): the bundled human votes and GPT-4 pair judgments --------
+
+
+def load_mt_bench(
+    human_path: str | Path,
+    judge_path: str | Path,
+    *,
+    questions_path: str | Path | None = None,
+    annotators: Literal["experts", "all"] = "experts",
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The MT-Bench `human` and `gpt4_pair` splits as (judge table, human table).
+
+    Items are `<question_id>-t<turn>` (the ids of the bundled items table); `winner` is mapped
+    from model_a/model_b/tie, and GPT-4's `tie (inconsistent)` (its two orders disagreed)
+    counts as a tie, as in the paper. The paper's Table 2 uses experts only; `author_*`
+    votes are excluded unless `annotators="all"`. `turn` and `question_id` (and `category`
+    when `questions_path` is given) are columns, usable as strata.
+    """
+    human = _mt_bench_table(pd.read_json(human_path, lines=True))
+    if annotators == "experts":
+        human = human[human["annotator"].str.startswith("expert_")].reset_index(drop=True)
+    judge = _mt_bench_table(pd.read_json(judge_path, lines=True)).drop(columns="annotator")
+    if questions_path is not None:
+        questions = pd.read_json(questions_path, lines=True)[["question_id", "category"]]
+        human = human.merge(questions, on="question_id", how="left")
+        judge = judge.merge(questions, on="question_id", how="left")
+    return judge, human
+
+
+def _mt_bench_table(raw: pd.DataFrame) -> pd.DataFrame:
+    winner = raw["winner"].astype(str)
+    mapped = np.where(
+        winner.str.contains("tie"), "tie", winner.map({"model_a": "a", "model_b": "b"})
+    )
+    return pd.DataFrame(
+        {
+            "item_id": raw["question_id"].astype(str) + "-t" + raw["turn"].astype(str),
+            "system_a": raw["model_a"],
+            "system_b": raw["model_b"],
+            "winner": mapped,
+            "annotator": raw["judge"].astype(str),
+            "turn": raw["turn"].astype(int),
+            "question_id": raw["question_id"].astype(int),
+        }
+    )

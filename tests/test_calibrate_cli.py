@@ -19,7 +19,9 @@ def test_mt_bench_calibration_prints_agreement_ceiling_and_gate() -> None:
 
 
 def test_shuffled_judge_is_untrusted_with_a_collapsed_alpha() -> None:
-    result = run_cli("calibrate", "--mt-bench", "--shuffle-judge", "1", "--json", "--resamples", "200")
+    result = run_cli(
+        "calibrate", "--mt-bench", "--shuffle-judge", "1", "--json", "--resamples", "200"
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["gate"]["verdict"] == "untrusted"

@@ -1,4 +1,82 @@
 """calibration: pure statistics for judge evaluation (agreement, comparison, ranking).
 
-Imports nothing from `judge`; knows nothing of LLMs.
+Imports nothing from `judge`; knows nothing of LLMs. Every statistic returns a typed result
+(value, interval, n, seed, method), never a bare float.
 """
+
+from calibration.agreement import (
+    cohen_kappa,
+    confusion_matrix,
+    kendall_tau_b,
+    krippendorff_alpha,
+    mean_signed_bias,
+    pairwise_agreement,
+    raw_agreement,
+    spearman,
+)
+from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
+from calibration.ci_gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
+from calibration.compare import (
+    PairedBootstrapResult,
+    all_pairs,
+    bootstrap_mean,
+    holm,
+    paired_bootstrap,
+    win_rate,
+    win_rate_matrix,
+)
+from calibration.comparison import ComparisonInputError, ComparisonReport, compare_table
+from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
+from calibration.gate import GateThresholds, GateVerdict
+from calibration.gate import evaluate_gate as evaluate_trust_gate
+from calibration.labels import LabelError, join_labels, load_mt_bench
+from calibration.passk import pass_at_k, pass_at_k_interval
+from calibration.ranking import bradley_terry, leaderboard_transfer, tied_ranks
+from calibration.scorecard import MetricSpec, Scorecard, ScorecardSpec, scorecard
+
+__all__ = [
+    "CalibrationReport",
+    "ComparisonInputError",
+    "ComparisonReport",
+    "GateError",
+    "GateResult",
+    "GateSyntaxError",
+    "GateThresholds",
+    "GateVerdict",
+    "LabelError",
+    "MetricSpec",
+    "PairedBootstrapResult",
+    "Scorecard",
+    "ScorecardSpec",
+    "all_pairs",
+    "bootstrap_mean",
+    "bradley_terry",
+    "calibrate",
+    "cohen_kappa",
+    "compare_table",
+    "confusion_matrix",
+    "evaluate_gate",
+    "evaluate_trust_gate",
+    "holm",
+    "join_labels",
+    "kendall_tau_b",
+    "krippendorff_alpha",
+    "leaderboard_transfer",
+    "load_mt_bench",
+    "mean_signed_bias",
+    "paired_bootstrap",
+    "pairwise_agreement",
+    "parse_gate",
+    "pass_at_k",
+    "pass_at_k_interval",
+    "ppi_mean",
+    "ppi_win_rate",
+    "raw_agreement",
+    "rogan_gladen",
+    "scorecard",
+    "shuffled_judge",
+    "spearman",
+    "tied_ranks",
+    "win_rate",
+    "win_rate_matrix",
+]

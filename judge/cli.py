@@ -240,6 +240,63 @@ def calibrate(
 
 
 @app.command()
+def compare(
+    scores: Annotated[
+        Path,
+        typer.Argument(
+            help="A finished run dir, or a table: per-item scores (item_id, system, score) or "
+            "pairwise judgments (item_id, system_a, system_b, score_a or winner)."
+        ),
+    ],
+    baseline: Annotated[str | None, typer.Option(help="Compare every system to this one.")] = None,
+    by: Annotated[str | None, typer.Option(help="Stratum column for per-stratum results.")] = None,
+    judge_name: Annotated[
+        str | None, typer.Option(help="Which judge of a run dir (default: panel, or the only one).")
+    ] = None,
+    resamples: Annotated[int, typer.Option(min=100)] = 10_000,
+    seed: Annotated[int, typer.Option()] = 0,
+    gate: Annotated[
+        list[str] | None,
+        typer.Option(help='CI gate, e.g. "diff(candidate, baseline) >= -0.02" (repeatable).'),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Paired-bootstrap comparison: differences with intervals, wins/losses/ties, Holm-adjusted
+    p-values, a Bradley-Terry ranking with tied ranks, and gates (exit 1 when one fails)."""
+    import json as _json
+
+    from calibration.ci_gates import GateError, GateSyntaxError
+    from calibration.comparison import ComparisonInputError, compare_table
+    from judge.console import print_comparison
+    from judge.labels import load_comparison_table
+
+    table, item_columns = load_comparison_table(scores, judge_name)
+    kind = "pairwise" if "system_a" in table.columns else "scores"
+    if by is not None and by not in table.columns and by not in item_columns:
+        raise ConfigError(f"--by {by!r}: no such column; columns: {', '.join(table.columns)}")
+    try:
+        report = compare_table(
+            table,
+            kind=kind,  # type: ignore[arg-type]
+            baseline=baseline,
+            by=by,
+            resamples=resamples,
+            seed=seed,
+            gates=gate or (),
+        )
+    except (ComparisonInputError, GateSyntaxError, GateError) as exc:
+        raise DataError(str(exc)) from None
+    if as_json:
+        typer.echo(_json.dumps(report.to_dict(), indent=2, default=str))
+    else:
+        print_comparison(report.to_dict())
+    if not report.gates_passed:
+        for failed in report.failed_gates:
+            typer.echo(f"gate failed: {failed.reason}", err=True)
+        raise typer.Exit(1)
+
+
+@app.command()
 def simulate(
     port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",

@@ -165,3 +165,38 @@ def print_run_outcome(outcome: RunOutcome) -> None:
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def print_comparison(report: dict) -> None:
+    ranking = Table(title=f"Ranking ({report['kind']}; overlapping intervals share a rank)")
+    for column in ("rank", "system", "items", "estimate", "95% interval"):
+        ranking.add_column(column, justify="left" if column == "system" else "right")
+    for row in report["ranking"]:
+        ranking.add_row(
+            str(row["rank"]),
+            row["system"],
+            str(row["n_items"]),
+            f"{row['estimate']:.3f}",
+            f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]",
+        )
+    _console.print(ranking)
+    pairs = Table(title="Paired differences (a - b), percentile bootstrap over items")
+    for column in ("a", "b", "diff", "95% interval", "wins/losses/ties", "p (Holm)", ""):
+        pairs.add_column(column, justify="left" if column in ("a", "b") else "right")
+    for row in report["comparisons"]:
+        if row.get("stratum") is not None:
+            continue
+        pairs.add_row(
+            row["a"],
+            row["b"],
+            f"{row['mean_diff']:+.3f}",
+            f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]",
+            f"{row['wins']}/{row['losses']}/{row['ties']}",
+            f"{row['p_holm']:.3g}",
+            "distinguishable" if row["distinguishable"] else "not distinguishable",
+        )
+    _console.print(pairs)
+    for note in report.get("notes", []):
+        _console.print(f"note: {note}")
+    for gate in report["gates"]:
+        _console.print(f"gate {'passed' if gate['passed'] else 'FAILED'}: {gate['reason']}")

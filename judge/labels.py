@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -61,3 +62,33 @@ def mt_bench_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
         _MT_BENCH / "gpt4_pair.jsonl",
         questions_path=_MT_BENCH / "question.jsonl",
     )
+
+
+def load_comparison_table(path: Path, judge: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """A comparison input: a table as given, or a run dir's judgments (one judge) joined with
+    the items' strata so `--by category` works. Returns the table and the strata columns."""
+    if not path.is_dir():
+        return load_table(path), []
+    rows = load_table(path / "judgments.jsonl")
+    judges = sorted(rows["judge"].unique()) if "judge" in rows else []
+    chosen = judge or ("panel" if "panel" in judges else judges[0] if len(judges) == 1 else None)
+    if chosen is None or chosen not in judges:
+        raise DataError(
+            f"choose a judge with --judge-name; this run has: {', '.join(judges)}", path=str(path)
+        )
+    rows = rows[(rows["judge"] == chosen) & rows["score_a"].notna()]
+    if "score_a" in rows:
+        table = rows[["item_id", "system_a", "system_b", "score_a"]].copy()
+    else:  # absolute runs: one score per response
+        table = rows[["item_id", "system", "score"]].copy()
+    import sqlite3
+
+    with sqlite3.connect(path / "store.sqlite") as db:
+        strata = {
+            item_id: json.loads(raw)
+            for item_id, raw in db.execute("SELECT item_id, strata FROM items")
+        }
+    columns = sorted({k for s in strata.values() for k in s})
+    for column in columns:
+        table[column] = table["item_id"].map(lambda i, c=column: strata.get(i, {}).get(c))
+    return table.reset_index(drop=True), columns

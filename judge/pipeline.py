@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -25,7 +24,7 @@ from judge.aggregate import (
 from judge.config import RunConfig
 from judge.files import write_json, write_jsonl
 from judge.prepare import KEY_FILENAME, PrepareSummary, prepare_run
-from judge.runner import Runner, RunStats, estimate_run
+from judge.runner import Runner, RunStats, estimate_run, run_shard, warm_up
 from judge.store import RunStore
 from judge.types import BlindingKey
 
@@ -67,24 +66,27 @@ def run_pipeline(
     on_progress: ProgressCallback | None = None,
     log: Callable[[str], None] = lambda _msg: None,
 ) -> RunOutcome:
-    # Prepared from the config as written (a `simulator` base_url stays a name, not a port),
-    # so the run's config hash and cache keys are stable across restarts.
-    prepared = prepare_run(config, run_dir, log=log)
-    cache = cache_file(config, run_dir, cache_path)
-    budget = max_cost_usd if max_cost_usd is not None else config.budget.max_cost_usd
-    if budget is not None:
-        with RunStore.open(run_dir) as store:
-            budget = max(0.0, budget - spent_usd(store))
-    log(f"judging {prepared.requests} requests with {workers} worker(s)")
-    with _simulator(config) as live:
-        stats = execute(
-            live,
-            run_dir,
-            workers=workers,
-            max_cost_usd=budget,
-            cache_path=cache,
-            on_progress=on_progress,
-        )
+    # Worker processes start (and import) at once, while this one prepares the run.
+    with _worker_pool(config, workers) as pool:
+        # Prepared from the config as written (a `simulator` base_url stays a name, not a
+        # port), so the run's config hash and cache keys are stable across restarts.
+        prepared = prepare_run(config, run_dir, log=log)
+        cache = cache_file(config, run_dir, cache_path)
+        budget = max_cost_usd if max_cost_usd is not None else config.budget.max_cost_usd
+        if budget is not None:
+            with RunStore.open(run_dir) as store:
+                budget = max(0.0, budget - spent_usd(store))
+        log(f"judging {prepared.requests} requests with {workers} worker(s)")
+        with _simulator(config) as live:
+            stats = execute(
+                live,
+                run_dir,
+                workers=workers,
+                max_cost_usd=budget,
+                cache_path=cache,
+                on_progress=on_progress,
+                pool=pool,
+            )
     summary = write_outputs(config, run_dir)
     complete = summary["counts"]["pending"] == 0
     return RunOutcome(run_dir, prepared, stats, summary, complete)
@@ -111,27 +113,54 @@ def execute(
     max_cost_usd: float | None = None,
     cache_path: Path | None = None,
     on_progress: ProgressCallback | None = None,
+    pool: ProcessPoolExecutor | None = None,
 ) -> RunStats:
+    """Judge the run's pending requests with `workers` processes: this one, and `workers - 1`
+    from `pool` (a `_worker_pool`, started here when not given), each sending its shard."""
     if workers <= 1:
         return asyncio.run(_run_in_process(config, run_dir, max_cost_usd, cache_path, on_progress))
+    if pool is None:
+        with _worker_pool(config, workers) as started:
+            assert started is not None
+            return execute(
+                config,
+                run_dir,
+                workers=workers,
+                max_cost_usd=max_cost_usd,
+                cache_path=cache_path,
+                on_progress=on_progress,
+                pool=started,
+            )
     share = None if max_cost_usd is None else max_cost_usd / workers
-    context = get_context("spawn")
-    with (
-        RunStore.open(run_dir) as store,
-        ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool,
-    ):
-        futures = [
-            pool.submit(_worker_main, config, str(run_dir), cache_path, shard, workers, share)
-            for shard in range(workers)
-        ]
-        while not all(f.done() for f in futures):
+    futures = [
+        pool.submit(run_shard, config, str(run_dir), cache_path, shard, workers, share)
+        for shard in range(1, workers)
+    ]
+    # This process judges shard 0 meanwhile instead of idling: one process fewer to start.
+    here = _run_in_process(config, run_dir, share, cache_path, on_progress, shard=0, shards=workers)
+    mine = asyncio.run(here)
+    with RunStore.open(run_dir) as store:
+        while wait(futures, timeout=0.25).not_done:
             if on_progress is not None:
                 on_progress(progress_of(store))
-            time.sleep(0.25)
-        results = [f.result() for f in futures]
+        results = [mine, *(f.result() for f in futures)]
         if on_progress is not None:
             on_progress(progress_of(store))
     return _merge(results)
+
+
+@contextlib.contextmanager
+def _worker_pool(config: RunConfig, workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """The `workers - 1` worker processes of a multi-process run (None for one process),
+    started at once: a spawned worker spends most of a second importing, which is otherwise
+    wall time at the start of every run."""
+    if workers <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=get_context("spawn")) as pool:
+        for _ in range(workers - 1):
+            pool.submit(warm_up, config)
+        yield pool
 
 
 async def _run_in_process(
@@ -140,9 +169,12 @@ async def _run_in_process(
     max_cost_usd: float | None,
     cache_path: Path | None,
     on_progress: ProgressCallback | None,
+    *,
+    shard: int = 0,
+    shards: int = 1,
 ) -> RunStats:
     with RunStore.open(run_dir, cache_path) as store:
-        runner = Runner(store, config, max_cost_usd=max_cost_usd)
+        runner = Runner(store, config, max_cost_usd=max_cost_usd, shard=shard, shards=shards)
         ticker = None
         if on_progress is not None:
 
@@ -158,22 +190,6 @@ async def _run_in_process(
             if ticker is not None:
                 ticker.cancel()
                 on_progress(progress_of(store))  # type: ignore[misc]
-
-
-def _worker_main(
-    config: RunConfig,
-    run_dir: str,
-    cache_path: Path | None,
-    shard: int,
-    shards: int,
-    max_cost_usd: float | None,
-) -> RunStats:
-    async def main() -> RunStats:
-        with RunStore.open(run_dir, cache_path) as store:
-            runner = Runner(store, config, shard=shard, shards=shards, max_cost_usd=max_cost_usd)
-            return await runner.run()
-
-    return asyncio.run(main())
 
 
 def _merge(results: list[RunStats]) -> RunStats:

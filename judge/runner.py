@@ -108,6 +108,7 @@ class Runner:
         self._repair_text = repair_prompt(self.rubric)
         self._semaphores: dict[str, asyncio.Semaphore] = {}
         self._limiters: dict[str, RateLimiter] = {}
+        self._provider_limits: dict[Provider, tuple[asyncio.Semaphore, RateLimiter]] = {}
         self._inflight: dict[str, asyncio.Future[Outcome]] = {}
         self._pending_writes: list[Outcome] = []
         self._reserved_usd = 0.0
@@ -128,6 +129,12 @@ class Runner:
         return self._providers[judge]
 
     def _limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:
+        limits = self._provider_limits.get(provider)
+        if limits is None:
+            limits = self._provider_limits[provider] = self._key_limits(provider)
+        return limits
+
+    def _key_limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:
         key = provider.connection_key()
         if key not in self._semaphores:
             sharing = [s for m, s in self.specs.items() if self.provider(m).connection_key() == key]
@@ -245,7 +252,8 @@ class Runner:
     async def _send(self, request: JudgeRequest) -> Outcome:
         provider = self.provider(request.judge)
         spec = self.specs[request.judge]
-        estimate = self._estimate_cost(request, spec)
+        # The reservation only matters to the budget check.
+        estimate = 0.0 if self.max_cost_usd is None else self._estimate_cost(request, spec)
         self._reserved_usd += estimate
         started = time.perf_counter()
         self.stats.sent += 1
@@ -310,7 +318,38 @@ class Runner:
         self, provider: Provider, spec: JudgeSpec, call: ProviderCall
     ) -> tuple[ProviderReply, int]:
         semaphore, limiter = self._limits(provider)
-        tokens = _estimate_tokens(call.messages) + _max_tokens(spec)
+        tokens = _estimate_tokens(call.messages) + _max_tokens(spec) if limiter.active else 0
+
+        async def attempt() -> ProviderReply:
+            await limiter.acquire(tokens)
+            async with semaphore, asyncio.timeout(spec.timeout_s):
+                return await provider.complete(call)
+
+        # Fast path: most calls succeed at once, and entering tenacity costs more CPU than the
+        # call itself. A failed first attempt is handed to the one retry policy as its attempt
+        # 1, so every decision (retry or not, wait, stop) is the policy's, as if it had made
+        # that attempt itself.
+        try:
+            return await attempt(), 1
+        except BaseException as exc:
+            first: BaseException | None = exc
+        attempt_number = 1
+        try:
+            async for managed in self._retrying(provider, spec):
+                with managed:
+                    attempt_number = managed.retry_state.attempt_number
+                    if first is not None:
+                        failed, first = first, None
+                        raise failed
+                    reply = await attempt()
+        except Exception as exc:
+            raise _Exhausted(exc, attempt_number) from exc
+        return reply, attempt_number
+
+    def _retrying(self, provider: Provider, spec: JudgeSpec) -> AsyncRetrying:
+        """The one retry policy: finite attempts, full-jitter exponential backoff, Retry-After
+        honoured, retrying only what the provider classifies as transient or a rate limit (and
+        timeouts). A fresh iterator per call: tenacity keeps per-call state on it."""
         # Full jitter: many workers that failed together do not retry together.
         backoff = wait_random_exponential(multiplier=spec.backoff_initial_s, max=spec.backoff_max_s)
 
@@ -319,24 +358,12 @@ class Runner:
             asked = provider.retry_after(exc) if exc is not None else None
             return max(asked or 0.0, backoff(state))
 
-        retrying = AsyncRetrying(
+        return AsyncRetrying(
             stop=stop_after_attempt(spec.max_attempts),
             wait=wait,
             retry=retry_if_exception(lambda exc: _retryable(provider, exc)),
             reraise=True,
         )
-        attempt_number = 0
-        try:
-            async for attempt in retrying:
-                with attempt:
-                    attempt_number = attempt.retry_state.attempt_number
-                    await limiter.acquire(tokens)
-                    async with semaphore:
-                        async with asyncio.timeout(spec.timeout_s):
-                            reply = await provider.complete(call)
-        except Exception as exc:
-            raise _Exhausted(exc, attempt_number) from exc
-        return reply, attempt_number
 
     def _failed(
         self, request: JudgeRequest, spec: JudgeSpec, exc: BaseException, attempts: int, t0: float
@@ -417,6 +444,37 @@ def _describe(exc: BaseException, spec: JudgeSpec) -> str:
     if spec.api_key is not None:
         text = text.replace(spec.api_key.get_secret_value(), "[key]")
     return text[:500]
+
+
+def run_shard(
+    config: RunConfig,
+    run_dir: str,
+    cache_path: Path | None,
+    shard: int,
+    shards: int,
+    max_cost_usd: float | None,
+) -> RunStats:
+    """A worker process's whole job: its shard of the run's pending requests. Lives here, not in
+    `judge.pipeline`, so a spawned worker imports only the runner (not pandas and the data
+    loaders): start-up is part of every run's wall time and CPU."""
+
+    async def main() -> RunStats:
+        with RunStore.open(run_dir, cache_path) as store:
+            runner = Runner(store, config, shard=shard, shards=shards, max_cost_usd=max_cost_usd)
+            return await runner.run()
+
+    return asyncio.run(main())
+
+
+def warm_up(config: RunConfig) -> None:
+    """A worker process's first task, run while the parent still prepares the run: import the
+    judges' transports and SDKs (LiteLLM takes seconds). Errors are left for the run itself to
+    report."""
+    from judge.providers.factory import make_provider
+
+    for spec in config.judges:
+        with contextlib.suppress(Exception):
+            make_provider(spec)
 
 
 def estimate_run(store: RunStore, config: RunConfig) -> dict[str, Any]:

@@ -249,15 +249,25 @@ def _request(
     same_family: bool = False,
 ) -> JudgeRequest:
     wire = [m.model_dump(mode="json") for m in messages]
-    cache_key = content_hash(
-        {
-            "provider": judge.provider,
-            "model": judge.model_name,
-            "base_url": judge.base_url,
-            "params": judge.params,
-            "messages": wire,
-        }
-    )
+    content: dict[str, object] = {
+        "provider": judge.provider,
+        "model": judge.model_name,
+        "base_url": judge.base_url,
+        "params": judge.params,
+        "messages": wire,
+    }
+    if judge.provider == "recorded":
+        # A replayed verdict depends on which systems are judged, not only on the prompt: two
+        # pairs with identical texts (e.g. two empty answers) must not share a cache entry.
+        content.update(
+            {
+                "recording": str(judge.recorded),
+                "pair_id": pair_id,
+                "order": order,
+                "blind_id": blind_id,
+            }
+        )
+    cache_key = content_hash(content)
     request_id = content_hash(
         {
             "judge": judge.model,

@@ -37,7 +37,15 @@ from judge.providers.base import Provider, ProviderCall, ProviderReply
 from judge.ratelimit import RateLimiter
 from judge.rubrics import Rubric, load_rubric
 from judge.store import RunStore
-from judge.types import ChatMessage, JudgeRequest, JudgeResponse, ParseFailure, Usage, Verdict
+from judge.types import (
+    BlindingKey,
+    ChatMessage,
+    JudgeRequest,
+    JudgeResponse,
+    ParseFailure,
+    Usage,
+    Verdict,
+)
 
 Outcome = tuple[JudgeResponse, Verdict | ParseFailure | None]
 
@@ -125,7 +133,13 @@ class Runner:
                     f"the run store holds requests for judge '{judge}', which the config no "
                     f"longer lists (judges: {', '.join(self.specs) or 'none'})"
                 )
-            self._providers[judge] = make_provider(self.specs[judge])
+            provider = make_provider(self.specs[judge])
+            attach = getattr(provider, "attach", None)
+            if attach is not None:
+                # Only the recorded provider needs to know who sits in which slot.
+                key_file = self.store.run_dir / "blinding_key.json"
+                attach(BlindingKey.model_validate_json(key_file.read_text(encoding="utf-8")))
+            self._providers[judge] = provider
         return self._providers[judge]
 
     def _limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:

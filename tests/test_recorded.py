@@ -100,3 +100,30 @@ def test_bad_recording_names_line_and_field(tmp_path: Path) -> None:
         RecordedProvider(JudgeSpec(model="recorded/x", recorded=path))
     with pytest.raises(ConfigError, match=r"set `recorded: <file\.jsonl>`"):
         RecordedProvider(JudgeSpec(model="recorded/x"))
+
+
+def test_demo_replays_gpt4_through_the_runner(tmp_path: Path) -> None:
+    """The recorded GPT-4 verdicts go through run -> parse -> store -> aggregate: every request
+    answered, and the order-inconsistent share equals the published 380 of 2,400 verdicts on
+    the pairs whose both answers are bundled."""
+    from judge.config import load_config
+    from judge.pipeline import run_pipeline
+    from tests.helpers import REPO
+
+    outcome = run_pipeline(load_config(REPO / "configs" / "demo.yaml"), tmp_path / "runs" / "d")
+    counts = outcome.summary["counts"]
+    assert counts["requests"] == 4508 and counts["pending"] == 0
+    assert counts["errors"] == 0 and counts["parse_failures"] == 0
+    rows = [json.loads(line) for line in (tmp_path / "runs" / "d" / "judgments.jsonl").open()]
+    assert len(rows) == 2254
+    recorded = [
+        json.loads(line)
+        for line in (REPO / "data" / "mt_bench" / "gpt4_pair_recorded.jsonl").open()
+    ]
+    bundled = {(r["item_id"], frozenset((r["system_a"], r["system_b"]))) for r in rows}
+    expected = sum(
+        r["winner"] == "inconsistent"
+        for r in recorded
+        if (r["item_id"], frozenset((r["system_a"], r["system_b"]))) in bundled
+    )
+    assert sum(r["consistent"] is False for r in rows) == expected

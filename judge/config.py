@@ -8,11 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from judge.errors import ConfigError
 from judge.simulator.config import SimulatorConfig
+from judge.yamlfile import read_yaml_mapping
 
 
 class _Strict(BaseModel):
@@ -175,20 +175,7 @@ class RunConfig(_Strict):
 def load_config(path: str | Path) -> RunConfig:
     """Read a YAML run config; relative paths are made absolute against its directory."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping at the top level")
+    raw = read_yaml_mapping(path, "config")
     try:
         config = RunConfig.model_validate(raw)
     except ValidationError as exc:

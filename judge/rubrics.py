@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 import jinja2
-import yaml
 from jinja2 import StrictUndefined, meta
 from jinja2.sandbox import SandboxedEnvironment
 from pydantic import (
@@ -34,6 +33,7 @@ from pydantic import (
 from judge.errors import ConfigError
 from judge.hashing import content_hash
 from judge.types import BlindedResponse, ChatMessage, Item, Label
+from judge.yamlfile import read_yaml_mapping
 
 PAIRWISE_VARIABLES: tuple[str, ...] = (
     "prompt",
@@ -339,20 +339,7 @@ class Rubric(_Strict):
 def load_rubric(ref: str | Path) -> Rubric:
     """A rubric from a YAML file path, or a built-in one by bare id (e.g. `pairwise_general`)."""
     path = _locate(ref)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read rubric: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}:" if mark is not None else ""
-        raise ConfigError(f"{path}:{where} invalid YAML: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: expected a mapping of rubric keys at the top level")
+    raw = read_yaml_mapping(path, "rubric")
     try:
         return Rubric.model_validate(raw)
     except ValidationError as exc:

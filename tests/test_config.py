@@ -59,7 +59,7 @@ def test_baseline_mode_needs_baseline(tmp_path: Path) -> None:
 
 def test_invalid_yaml_names_line(tmp_path: Path) -> None:
     path = write(tmp_path, "name: t\ndata: {items: [\n")
-    with pytest.raises(ConfigError, match=r"line \d+ invalid YAML"):
+    with pytest.raises(ConfigError, match=r"line \d+: invalid YAML"):
         load_config(path)
 
 

@@ -17,13 +17,11 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-# Blind (prints the scrub report), replay GPT-4's recorded verdicts in both orders, calibrate
-# GPT-4 against the expert votes, compare the six systems.
+# The whole job on bundled MT-Bench data, offline: blind, replay GPT-4's recorded verdicts in
+# both orders, calibrate GPT-4 against the expert votes, compare the six systems, write the
+# report (runs/mt-bench-demo/report.html).
 demo: $(STAMP)
-	$(BIN)/judge prepare configs/demo.yaml
 	$(BIN)/judge run configs/demo.yaml --quiet
-	$(BIN)/judge calibrate --mt-bench
-	$(BIN)/judge compare runs/mt-bench-demo --resamples 2000
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

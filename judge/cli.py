@@ -165,6 +165,8 @@ def run(
     print_run_outcome(outcome)
     if not outcome.complete:
         raise typer.Exit(3)
+    if not (outcome.summary.get("comparison") or {}).get("gates_passed", True):
+        raise typer.Exit(1)  # a `compare.gates` check failed (printed above)
 
 
 @app.command()
@@ -294,6 +296,27 @@ def compare(
         for failed in report.failed_gates:
             typer.echo(f"gate failed: {failed.reason}", err=True)
         raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
+) -> None:
+    """Re-render a finished run's report (report.md, report.html, summary.json) from its store:
+    aggregate, calibrate, compare. Sends no judge request."""
+    from judge.console import print_findings
+    from judge.pipeline import finish_run, stored_config, write_outputs
+
+    config = stored_config(run_dir)
+    summary = write_outputs(config, run_dir)
+    if summary["counts"]["pending"]:
+        raise DataError(
+            f"{summary['counts']['pending']} requests are still pending: finish the run with "
+            "`judge run` first",
+            path=str(run_dir),
+        )
+    print_findings(finish_run(config, run_dir))
+    typer.echo(f"report: {run_dir / 'report.html'} (and report.md)")
 
 
 @app.command()

@@ -125,12 +125,26 @@ class AggregateConfig(_Strict):
 
 
 class GateConfig(_Strict):
+    """The trust gate's thresholds (see `calibration.gate.GateThresholds`, which checks them;
+    mirrored here so reading a config does not import the statistics)."""
+
     alpha_use: float = 0.667
     alpha_rely: float = 0.8
+    ceiling_margin: float = 0.05
+    min_units: int = 30
 
 
 class CalibrationConfig(_Strict):
     human: Path | None = None
+    """Human labels (item_id, system_a, system_b, winner [, annotator] or item_id, system,
+    score [, annotator]); the judge is calibrated against them after the run."""
+    strata: list[str] = Field(default_factory=list)
+    """Columns (of the items or the labels) to report agreement per stratum by."""
+    published: Path | None = None
+    """The same judge's verdicts as published elsewhere (a judge-label table): the report
+    checks that this run reproduces them and gives their agreement on every labelled key."""
+    resamples: int = Field(default=1000, ge=100)
+    seed: int = 0
     gate: GateConfig = Field(default_factory=GateConfig)
 
 
@@ -204,7 +218,12 @@ def _resolve_paths(config: RunConfig, base: Path) -> RunConfig:
     data = config.data.model_copy(
         update={"items": fix(config.data.items), "responses": fix(config.data.responses)}
     )
-    calibration = config.calibration.model_copy(update={"human": fix(config.calibration.human)})
+    calibration = config.calibration.model_copy(
+        update={
+            "human": fix(config.calibration.human),
+            "published": fix(config.calibration.published),
+        }
+    )
     cache = fix(config.cache)
     judges = [j.model_copy(update={"recorded": fix(j.recorded)}) for j in config.judges]
     rubric = config.rubric

@@ -160,7 +160,34 @@ def print_run_outcome(outcome: RunOutcome) -> None:
         )
     if not outcome.complete:
         _console.print(f"{counts['pending']:,} requests still pending: run again to resume")
+    print_findings(summary)
     _console.print(f"run dir: {outcome.run_dir} (summary.json, judgments.jsonl)")
+    if (outcome.run_dir / "report.html").exists():
+        _console.print(f"report: {outcome.run_dir / 'report.html'} (and report.md)")
+
+
+def print_findings(summary: dict) -> None:
+    """The headline of a finished run: scrubbing, ranking, gate."""
+    scrub = summary.get("scrub") or {}
+    if scrub:
+        _console.print(
+            f"blinding: {scrub.get('total', 0)} identity markers scrubbed in "
+            f"{scrub.get('responses_changed', 0)} of {scrub.get('responses', 0)} responses"
+        )
+    ranking = (summary.get("comparison") or {}).get("ranking") or []
+    if ranking:
+        order = ", ".join(f"{r['rank']}. {r['system']}" for r in ranking)
+        _console.print(f"ranking (tied ranks share a number): {order}")
+    calibration = summary.get("calibration")
+    if calibration:
+        alpha = calibration["overall"]["metrics"]["alpha"]
+        _console.print(
+            f"judge vs humans: alpha {alpha['value']:.3f} [{alpha['ci_low']:.3f}, "
+            f"{alpha['ci_high']:.3f}], gate {calibration['gate']['verdict'].upper()}"
+        )
+    for gate in (summary.get("comparison") or {}).get("gates", []):
+        if not gate.get("passed", True):
+            _console.print(f"gate failed: {gate.get('reason')}")
 
 
 def _pct(value: float | None) -> str:

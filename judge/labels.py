@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -69,26 +70,36 @@ def load_comparison_table(path: Path, judge: str | None = None) -> tuple[pd.Data
     the items' strata so `--by category` works. Returns the table and the strata columns."""
     if not path.is_dir():
         return load_table(path), []
-    rows = load_table(path / "judgments.jsonl")
+    rows, columns = run_judgments(path, judge)
+    if "score_a" in rows:
+        rows = rows[rows["score_a"].notna()]
+        keep = ["item_id", "system_a", "system_b", "score_a"]
+    else:  # absolute runs: one score per response
+        rows = rows[rows["score"].notna()]
+        keep = ["item_id", "system", "score"]
+    return rows[keep + columns].reset_index(drop=True), columns
+
+
+def run_judgments(run_dir: Path, judge: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """One judge's rows of a run's `judgments.jsonl` (default: the panel, or the only judge),
+    every column kept, plus one column per item stratum. Returns (rows, strata columns)."""
+    rows = load_table(run_dir / "judgments.jsonl")
     judges = sorted(rows["judge"].unique()) if "judge" in rows else []
     chosen = judge or ("panel" if "panel" in judges else judges[0] if len(judges) == 1 else None)
     if chosen is None or chosen not in judges:
         raise DataError(
-            f"choose a judge with --judge-name; this run has: {', '.join(judges)}", path=str(path)
+            f"choose a judge with --judge-name; this run has: {', '.join(judges)}",
+            path=str(run_dir),
         )
-    rows = rows[(rows["judge"] == chosen) & rows["score_a"].notna()]
-    if "score_a" in rows:
-        table = rows[["item_id", "system_a", "system_b", "score_a"]].copy()
-    else:  # absolute runs: one score per response
-        table = rows[["item_id", "system", "score"]].copy()
+    rows = rows[rows["judge"] == chosen].reset_index(drop=True)
     import sqlite3
 
-    with sqlite3.connect(path / "store.sqlite") as db:
+    with contextlib.closing(sqlite3.connect(run_dir / "store.sqlite")) as db:
         strata = {
             item_id: json.loads(raw)
             for item_id, raw in db.execute("SELECT item_id, strata FROM items")
         }
-    columns = sorted({k for s in strata.values() for k in s})
+    columns = sorted({k for s in strata.values() for k in s} - set(rows.columns))
     for column in columns:
-        table[column] = table["item_id"].map(lambda i, c=column: strata.get(i, {}).get(c))
-    return table.reset_index(drop=True), columns
+        rows[column] = rows["item_id"].map(lambda i, c=column: strata.get(i, {}).get(c))
+    return rows, columns

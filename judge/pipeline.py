@@ -89,7 +89,38 @@ def run_pipeline(
             )
     summary = write_outputs(config, run_dir)
     complete = summary["counts"]["pending"] == 0
+    if complete:
+        summary = finish_run(config, run_dir, log=log)
     return RunOutcome(run_dir, prepared, stats, summary, complete)
+
+
+def finish_run(
+    config: RunConfig, run_dir: Path, log: Callable[[str], None] = lambda _msg: None
+) -> dict[str, Any]:
+    """Calibrate, compare and write the report of a run whose judging is done (no judge
+    calls: `judge report` re-renders with this)."""
+    from judge.analysis import analyse_run
+    from judge.report import write_report
+
+    log("calibrating and comparing")
+    summary = analyse_run(config, run_dir)
+    write_report(run_dir)
+    return summary
+
+
+def stored_config(run_dir: Path) -> RunConfig:
+    """The config a run was prepared with (paths already absolute)."""
+    if not (run_dir / "store.sqlite").exists():
+        from judge.errors import DataError
+
+        raise DataError("not a run directory (no store.sqlite)", path=str(run_dir))
+    with RunStore.open(run_dir) as store:
+        raw = store.get_meta("config")
+    if raw is None:
+        from judge.errors import DataError
+
+        raise DataError("this run was never prepared (no config in its store)", path=str(run_dir))
+    return RunConfig.model_validate(raw)
 
 
 def cache_file(config: RunConfig, run_dir: Path, explicit: Path | None = None) -> Path:
@@ -254,7 +285,10 @@ def write_outputs(config: RunConfig, run_dir: Path) -> dict[str, Any]:
             "name": config.name,
             "question": config.question,
             "rubric": meta.get("rubric"),
-            "judges": [j.model_dump(mode="json") for j in config.judges],
+            "judges": [j.model_dump(mode="json", exclude={"api_key"}) for j in config.judges],
+            "orders": config.orders,
+            "pairs": config.pairs.model_dump(mode="json"),
+            "allow_same_family": config.allow_same_family,
             "seeds": meta.get("seeds"),
             "environment": meta.get("environment"),
             "config_hash": meta.get("config_hash"),

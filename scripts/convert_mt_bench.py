@@ -11,6 +11,11 @@ Output:
                            multi-turn judge sees it
   gpt4_pair_recorded.jsonl GPT-4's published pairwise verdicts (gpt4_pair.jsonl) in the
                            `recorded` provider's format
+  human_labels.jsonl       the 2,668 expert votes (human.jsonl, `expert_*` only, as in the
+                           paper's Table 2) as a human-label table: item_id, system_a,
+                           system_b, winner a|b|tie, annotator, turn, category
+  gpt4_pair_labels.jsonl   GPT-4's published verdicts as a judge-label table (any tie,
+                           including "tie (inconsistent)", is a tie, as in the paper)
 
 Run: python scripts/convert_mt_bench.py [data/mt_bench]
 """
@@ -93,7 +98,30 @@ def convert(folder: Path) -> tuple[int, int]:
             if row["winner"] not in winners and row["winner"] != "tie (inconsistent)":
                 raise SystemExit(f"unexpected winner {row['winner']!r}")
             out.write(json.dumps(record) + "\n")
+
+    categories = {q["question_id"]: q["category"] for q in questions}
+    _label_table(folder / "human.jsonl", folder / "human_labels.jsonl", categories, experts=True)
+    _label_table(folder / "gpt4_pair.jsonl", folder / "gpt4_pair_labels.jsonl", categories)
     return len(items), len(responses)
+
+
+def _label_table(source: Path, target: Path, categories: dict[int, str], experts=False) -> None:
+    labels = {"model_a": "a", "model_b": "b"}
+    with target.open("w", encoding="utf-8") as out:
+        for line in source.open(encoding="utf-8"):
+            row = json.loads(line)
+            if experts and not row["judge"].startswith("expert_"):
+                continue  # authors' votes: excluded from the paper's agreement table
+            record = {
+                "item_id": item_id(row["question_id"], row["turn"]),
+                "system_a": row["model_a"],
+                "system_b": row["model_b"],
+                "winner": "tie" if "tie" in row["winner"] else labels[row["winner"]],
+            }
+            if experts:
+                record["annotator"] = row["judge"]
+            record |= {"turn": row["turn"], "category": categories[row["question_id"]]}
+            out.write(json.dumps(record) + "\n")
 
 
 if __name__ == "__main__":

@@ -12,12 +12,19 @@ from tests.helpers import MT_BENCH, REPO
 
 
 def test_converted_tables_are_reproducible(tmp_path: Path) -> None:
-    for name in ("question.jsonl", "judged_answers.jsonl.gz", "gpt4_pair.jsonl"):
+    for name in ("question.jsonl", "judged_answers.jsonl.gz", "gpt4_pair.jsonl", "human.jsonl"):
         shutil.copy(MT_BENCH / name, tmp_path / name)
     subprocess.run(
         [sys.executable, str(REPO / "scripts" / "convert_mt_bench.py"), str(tmp_path)], check=True
     )
-    for name in ("items.jsonl", "responses.jsonl.gz", "gpt4_pair_recorded.jsonl"):
+    converted = (
+        "items.jsonl",
+        "responses.jsonl.gz",
+        "gpt4_pair_recorded.jsonl",
+        "human_labels.jsonl",
+        "gpt4_pair_labels.jsonl",
+    )
+    for name in converted:
         assert (tmp_path / name).read_bytes() == (MT_BENCH / name).read_bytes(), name
 
 

@@ -1,0 +1,170 @@
+"""The report's figures, drawn from `summary.json` alone (static PNG, matplotlib's Agg backend).
+
+Colours are the Okabe-Ito palette and the `cividis` map: both stay distinct for the common
+colour-vision deficiencies and in greyscale. Every figure returns PNG bytes, or None when the
+summary lacks what it shows.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+# Okabe & Ito (2008), "Color Universal Design".
+BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#999999"
+_DPI = 110
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"font.size": 9, "axes.spines.top": False, "axes.spines.right": False})
+    return plt
+
+
+def _png(fig: Any) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=_DPI, bbox_inches="tight", metadata={"Software": None})
+    _pyplot().close(fig)
+    return buf.getvalue()
+
+
+def forest(comparisons: list[dict[str, Any]], title: str) -> bytes | None:
+    """Paired differences (a - b) with their intervals, one row per pair, largest first."""
+    if not comparisons:
+        return None
+    plt = _pyplot()
+    rows = sorted(comparisons, key=lambda c: c["mean_diff"])
+    fig, ax = plt.subplots(figsize=(6.4, 0.28 * len(rows) + 1.1))
+    for y, c in enumerate(rows):
+        colour = BLUE if c["distinguishable"] else GREY
+        ax.plot([c["ci_low"], c["ci_high"]], [y, y], color=colour, lw=2)
+        marker = "o" if c["distinguishable"] else "D"
+        ax.plot(c["mean_diff"], y, marker, color=colour, ms=5)
+    ax.axvline(0, color="black", lw=0.8, ls="--")
+    ax.set_yticks(range(len(rows)), [f"{c['a']} - {c['b']}" for c in rows])
+    ax.set_xlabel("net win rate of the first over the second (wins - losses) / items")
+    ax.set_title(title)
+    return _png(fig)
+
+
+def win_matrix(win_rates: dict[str, dict[str, float | None]], order: list[str]) -> bytes | None:
+    """Row system's win rate against the column system (ties half)."""
+    if not win_rates or len(order) < 2:
+        return None
+    import numpy as np
+
+    plt = _pyplot()
+    grid = np.array(
+        [[np.nan if win_rates[r][c] is None else win_rates[r][c] for c in order] for r in order],
+        dtype=float,
+    )
+    fig, ax = plt.subplots(figsize=(0.75 * len(order) + 2.2, 0.6 * len(order) + 1.4))
+    image = ax.imshow(grid, cmap="cividis", vmin=0, vmax=1)
+    for i in range(len(order)):
+        for j in range(len(order)):
+            if not np.isnan(grid[i, j]):
+                colour = "black" if grid[i, j] > 0.55 else "white"
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", color=colour)
+    ax.set_xticks(range(len(order)), order, rotation=35, ha="right")
+    ax.set_yticks(range(len(order)), order)
+    ax.set_xlabel("opponent")
+    ax.set_title("Win rate of the row system against the column system")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _png(fig)
+
+
+def confusion(matrix: dict[str, Any] | None) -> bytes | None:
+    """Judge label (rows) against human label (columns), counts of comparisons."""
+    if not matrix:
+        return None
+    import numpy as np
+
+    plt = _pyplot()
+    counts = np.array(matrix["counts"], dtype=float)
+    labels = [str(x) for x in matrix["labels"]]
+    fig, ax = plt.subplots(figsize=(3.6, 3.1))
+    image = ax.imshow(counts, cmap="cividis")
+    top = counts.max() or 1.0
+    for i in range(len(labels)):
+        for j in range(len(labels)):
+            colour = "black" if counts[i, j] > 0.55 * top else "white"
+            ax.text(j, i, f"{int(counts[i, j])}", ha="center", va="center", color=colour)
+    ax.set_xticks(range(len(labels)), labels)
+    ax.set_yticks(range(len(labels)), labels)
+    ax.set_xlabel(f"{matrix.get('columns', 'human')} label")
+    ax.set_ylabel(f"{matrix.get('rows', 'judge')} label")
+    ax.set_title("Judge vs human labels")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    return _png(fig)
+
+
+def judge_bias(judges: dict[str, dict[str, Any]]) -> bytes | None:
+    """Per judge: position consistency, first-slot win rate (0.5 = no position bias) and
+    verbosity preference (share of decided pairs won by the longer answer)."""
+    shown = {k: v for k, v in judges.items() if v.get("position_consistency") is not None}
+    if not shown:
+        return None
+    plt = _pyplot()
+    names = list(shown)
+    metrics = [
+        ("position consistency", "position_consistency", BLUE),
+        ("first-slot win rate", "first_slot_win_rate", ORANGE),
+        ("longer answer wins", "verbosity_preference", GREEN),
+    ]
+    fig, ax = plt.subplots(figsize=(6.0, 0.3 * len(names) * len(metrics) + 1.0))
+    height = 0.8 / len(metrics)
+    for k, (label, key, colour) in enumerate(metrics):
+        ys = [i + k * height for i in range(len(names))]
+        values = [shown[n].get(key) or 0.0 for n in names]
+        ax.barh(ys, values, height=height, color=colour, label=label)
+        for y, v in zip(ys, values, strict=True):
+            ax.text(v + 0.01, y, f"{v:.2f}", va="center")
+    ax.axvline(0.5, color="black", lw=0.8, ls="--")
+    ax.set_yticks([i + height for i in range(len(names))], names)
+    ax.set_xlim(0, 1.1)
+    ax.set_title("Judge behaviour (dashed: 0.5, no preference)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3, frameon=False)
+    return _png(fig)
+
+
+def strata_multiples(
+    by_stratum: list[dict[str, Any]], pairs: list[tuple[str, str]], column: str
+) -> bytes | None:
+    """One small panel per stratum: the chosen pairs' differences with intervals."""
+    if not by_stratum or not pairs:
+        return None
+    plt = _pyplot()
+    strata = sorted({c["stratum"] for c in by_stratum})
+    cols = min(4, len(strata))
+    rows = -(-len(strata) // cols)
+    fig, axes = plt.subplots(
+        rows, cols, figsize=(2.6 * cols, 0.3 * len(pairs) * rows + 1.2 * rows), squeeze=False
+    )
+    lookup = {(c["stratum"], c["a"], c["b"]): c for c in by_stratum}
+    for ax, stratum in zip(axes.flat, strata, strict=False):
+        for y, (a, b) in enumerate(reversed(pairs)):
+            c = lookup.get((stratum, a, b))
+            sign = 1.0
+            if c is None:
+                c, sign = lookup.get((stratum, b, a)), -1.0
+            if c is None:
+                continue
+            colour = BLUE if c["distinguishable"] else GREY
+            lo, hi = sorted((sign * c["ci_low"], sign * c["ci_high"]))
+            ax.plot([lo, hi], [y, y], color=colour, lw=2)
+            ax.plot(sign * c["mean_diff"], y, "o", color=colour, ms=4)
+        ax.axvline(0, color="black", lw=0.8, ls="--")
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_title(f"{column} = {stratum}", fontsize=9)
+        ax.set_yticks(range(len(pairs)), [f"{a} - {b}" for a, b in reversed(pairs)])
+        if ax not in axes[:, 0]:
+            ax.set_yticklabels([])
+    for ax in list(axes.flat)[len(strata) :]:
+        ax.set_visible(False)
+    fig.suptitle("Neighbouring systems of the ranking, per stratum (net win rate)", fontsize=10)
+    fig.tight_layout()
+    return _png(fig)

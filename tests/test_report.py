@@ -1,0 +1,308 @@
+"""The demo end to end (`judge run configs/demo.yaml`) and its one-page report (issue 6).
+
+One module-scoped run of the real CLI on the bundled MT-Bench data; the tests read what it
+wrote: the literature check, the report's numbers against summary.json, the blinding of every
+judge-visible artifact, the HTML's self-containment, and a headless-Chromium rendering.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from judge.simulator import SimulatorConfig, running_simulator
+from tests.helpers import MT_BENCH, REPO, run_cli
+from tests.test_demo_blinding import SYSTEMS, _response_derived_texts, _violations
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    run_dir = tmp_path_factory.mktemp("demo") / "mt-bench-demo"
+    result = run_cli(
+        "run", str(REPO / "configs" / "demo.yaml"), "--run-dir", str(run_dir), "--quiet"
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"report: {run_dir / 'report.html'}" in result.stdout
+    return run_dir
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+
+
+# --------------------------------------------------------------------------- literature
+
+
+def test_agreement_with_experts_equals_the_mt_bench_paper(demo: Path) -> None:
+    # Zheng et al. 2023, Table 2, "G4-Pair vs Human": S1 66% (886/1343) turn 1, (871/1325)
+    # turn 2; S2 85% (727/859), (731/864) — the counts FastChat's compute_agreement.py gives.
+    literature = _summary(demo)["literature"]
+    by_turn = {p["stratum"].get("turn"): p for p in literature["agreement"]}
+    assert (by_turn["1"]["agreement_s1"]["agree"], by_turn["1"]["agreement_s1"]["comparisons"]) == (
+        886,
+        1343,
+    )
+    assert (by_turn["2"]["agreement_s1"]["agree"], by_turn["2"]["agreement_s1"]["comparisons"]) == (
+        871,
+        1325,
+    )
+    assert (by_turn["1"]["agreement_s2"]["agree"], by_turn["1"]["agreement_s2"]["comparisons"]) == (
+        727,
+        859,
+    )
+    assert (by_turn["2"]["agreement_s2"]["agree"], by_turn["2"]["agreement_s2"]["comparisons"]) == (
+        731,
+        864,
+    )
+    # The replay through blinding, both orders and aggregation loses nothing: every verdict of
+    # the run equals the published one on the same key.
+    assert literature["shared_keys"] == literature["run_keys"] == 2254
+    assert literature["identical_verdicts"] == 2254
+    assert literature["keys"] == 2400
+
+
+def test_ranking_is_stated_with_intervals_and_ties(demo: Path) -> None:
+    summary = _summary(demo)
+    ranking = summary["comparison"]["ranking"]
+    assert [r["system"] for r in ranking][:2] == ["gpt-4", "claude-v1"]
+    for r in ranking:
+        assert r["ci_low"] <= r["estimate"] <= r["ci_high"]
+    # A shared rank exactly when intervals overlap (directly or through a chain).
+    for upper, lower in itertools.pairwise(ranking):
+        overlap = lower["ci_high"] >= upper["ci_low"]
+        assert (upper["rank"] == lower["rank"]) == overlap
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    top = ranking[0]
+    assert f"| 1 | gpt-4 | {top['estimate']:.3f} [{top['ci_low']:.3f}, {top['ci_high']:.3f}]" in (
+        report
+    )
+
+
+def test_same_family_pairs_are_flagged_and_their_effect_shown(demo: Path) -> None:
+    summary = _summary(demo)
+    same = summary["same_family"]
+    assert same["systems"] == ["gpt-3.5-turbo", "gpt-4"]
+    rows = [json.loads(line) for line in (demo / "judgments.jsonl").open(encoding="utf-8")]
+    flagged = [r for r in rows if r["same_family"]]
+    assert same["flagged_pairs"] == len(flagged) > 0
+    assert all({"gpt-4", "gpt-3.5-turbo"} & {r["system_a"], r["system_b"]} for r in flagged)
+    without = [r["system"] for r in same["cross_family_only"]["ranking"]]
+    assert sorted(without) == ["alpaca-13b", "claude-v1", "llama-13b", "vicuna-13b-v1.2"]
+    strata = {tuple(s["stratum"].items()) for s in summary["calibration"]["strata"]}
+    assert (("same_family", "yes"),) in strata and (("same_family", "no"),) in strata
+    assert "### Same-family verdicts" in (demo / "report.md").read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------- report numbers
+
+_NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?%?")
+
+
+def _leaves(obj: Any) -> tuple[list[float], list[str]]:
+    numbers: list[float] = []
+    strings: list[str] = []
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+        elif isinstance(x, bool) or x is None:
+            return
+        elif isinstance(x, int | float):
+            numbers.append(float(x))
+        elif isinstance(x, str):
+            strings.append(x)
+
+    walk(obj)
+    return numbers, strings
+
+
+def _unexplained_numbers(report: str, summary: dict[str, Any]) -> list[str]:
+    """Numbers in the report that no value of the summary formats to."""
+    numbers, strings = _leaves(summary)
+    # Text the summary holds verbatim (system names, hashes, versions, gate reasons) is the
+    # summary's own: cut it out, longest first, before looking at numbers.
+    # Only text with letters: a bare "1" (a stratum value) is a number, checked as one.
+    named = {s for s in strings if re.search(r"\d", s) and re.search(r"[A-Za-z]", s)}
+    for text in sorted(named, key=len, reverse=True):
+        report = report.replace(text, " ")
+    # Numbers quoted inside the summary's strings count as the summary's numbers too.
+    numbers += [float(m.rstrip("%")) for s in strings for m in _NUMBER.findall(s)]
+    formatted: set[str] = set()
+    for v in numbers:
+        for digits in range(4):
+            formatted.add(f"{v:.{digits}f}")
+            formatted.add(f"{100 * v:.{digits}f}%")
+        formatted.add(f"{100 * v:g}%")
+    return [token for token in _NUMBER.findall(report) if token not in formatted]
+
+
+def test_every_number_in_the_report_comes_from_the_summary(demo: Path) -> None:
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    summary = _summary(demo)
+    tokens = _NUMBER.findall(report)
+    assert len(tokens) > 300  # the check has something to check
+    assert _unexplained_numbers(report, summary) == []
+
+
+def test_the_number_check_catches_a_number_of_its_own(demo: Path) -> None:
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    summary = _summary(demo)
+    tampered = report.replace("## Results", "## Results\n\nA win rate of 73.123% was seen.", 1)
+    assert _unexplained_numbers(tampered, summary) == ["73.123%"]
+
+
+def test_report_sections_and_figures(demo: Path) -> None:
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    for heading in ("Question", "Decision", "Setup", "Data", "Results", "Judge"):
+        assert f"\n## {heading}\n" in report
+    for figure in ("forest", "win_matrix", "confusion", "judge_bias", "strata"):
+        png = demo / "plots" / f"{figure}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"(plots/{figure}.png)" in report
+    assert "pairwise_general@1 (sha256:" in report
+    assert "GATE" not in report and "Gate: UNTRUSTED" in report
+
+
+def test_html_is_self_contained(demo: Path) -> None:
+    page = (demo / "report.html").read_text(encoding="utf-8")
+    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', page)) == 5
+    # Nothing fetched from anywhere: no external URL in any attribute.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
+    assert "<link" not in page and "<script" not in page
+
+
+# --------------------------------------------------------------------------- blinding
+
+
+def test_no_system_name_in_any_judge_visible_artifact_of_the_run(demo: Path) -> None:
+    artifacts = _response_derived_texts(demo)
+    assert len(artifacts["rendered prompts"]) == 4508
+    for name, texts in artifacts.items():
+        leaks = [v for text in texts for v in _violations(text)]
+        assert leaks == [], f"{name}: {leaks[:5]}"
+    # ...while the report, written for the owner, names them.
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    assert all(system in report for system in SYSTEMS)
+
+
+# --------------------------------------------------------------------------- re-rendering
+
+
+def test_judge_report_rerenders_identically(demo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    shutil.copytree(demo, copy)
+    before = (copy / "report.md").read_text(encoding="utf-8")
+    for name in ("report.md", "report.html", "summary.json"):
+        (copy / name).unlink()
+    shutil.rmtree(copy / "plots")
+    result = run_cli("report", str(copy))
+    assert result.returncode == 0, result.stderr
+    assert (copy / "report.md").read_text(encoding="utf-8") == before
+    assert (copy / "report.html").stat().st_size > 100_000
+
+
+def _small_config(tmp_path: Path, base_url: str, **extra: Any) -> Path:
+    config = {
+        "name": "small",
+        "data": {
+            "items": str(MT_BENCH / "items.jsonl"),
+            "responses": str(MT_BENCH / "responses.jsonl.gz"),
+            "allow_empty_outputs": True,
+            "systems": ["alpaca-13b", "llama-13b", "vicuna-13b-v1.2"],
+        },
+        "rubric": "pairwise_general",
+        "judges": [
+            {
+                "model": "openai/sim-judge",
+                "family": "simulated",
+                "base_url": base_url,
+                "transport": "http",
+                "max_connections": 16,
+            }
+        ],
+        **extra,
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_judge_report_sends_no_request(tmp_path: Path) -> None:
+    with running_simulator(SimulatorConfig(seed=2)) as sim:
+        path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 200})
+        run_dir = tmp_path / "run"
+        assert run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet").returncode == 0
+        served = sim.stats()["requests"]
+        assert served > 0
+        result = run_cli("report", str(run_dir))
+        assert result.returncode == 0, result.stderr
+        assert sim.stats()["requests"] == served
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "Not calibrated: no human labels" in report
+    assert "not calibrated against humans" in report
+
+
+def test_a_failing_compare_gate_fails_the_run(tmp_path: Path) -> None:
+    with running_simulator(SimulatorConfig(seed=2)) as sim:
+        gate = "diff(alpaca-13b, llama-13b) >= 2"  # a difference of verdicts is at most 1
+        path = _small_config(
+            tmp_path, sim.openai_base_url, compare={"resamples": 200, "gates": [gate]}
+        )
+        result = run_cli("run", str(path), "--run-dir", str(tmp_path / "run"), "--quiet")
+    assert result.returncode == 1, result.stderr
+    assert "gate failed" in result.stdout
+    summary = _summary(tmp_path / "run")
+    assert summary["comparison"]["gates_passed"] is False
+
+
+def test_judge_report_on_a_non_run_is_a_clear_error(tmp_path: Path) -> None:
+    result = run_cli("report", str(tmp_path))
+    assert result.returncode == 2
+    assert "not a run directory" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def test_report_renders_in_headless_chromium(demo: Path, tmp_path: Path) -> None:
+    """The page opened from disk, background networking off: figures must show."""
+    if shutil.which("chromium") is None:
+        pytest.fail("chromium is not installed: `apt-get install chromium` (.ci/run does)")
+    shot = tmp_path / "report.png"
+    subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "screenshot_report.py"),
+            str(demo),
+            "--out",
+            str(shot),
+        ],
+        check=True,
+        timeout=180,
+    )
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    pixels = (mpimg.imread(shot)[:, :, :3] * 255).round().astype(int)
+    assert pixels.shape[1] == 1100
+    # Okabe-Ito blue (#0072B2): the forest plot's markers, drawn only if the embedded PNGs
+    # decoded and rendered.
+    blue = np.all(np.abs(pixels - np.array([0, 114, 178])) <= 6, axis=-1)
+    assert blue.sum() > 500
+    # Text in the first screenful: the page laid out, not a blank or error page.
+    top = pixels[:800]
+    assert (top.sum(axis=-1) < 200).sum() > 2000

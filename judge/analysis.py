@@ -47,6 +47,9 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
         comparison = _compare(rows, config, by, pairwise)
         summary["comparison"] = {"judge": judge, **comparison}
         summary["win_rates"] = _win_rates(rows, config) if pairwise else None
+        summary["win_rates_by_stratum"] = (
+            _win_rates_by_stratum(rows, config, by) if pairwise and by else None
+        )
         summary["same_family"] = _same_family(rows, config, by) if pairwise else None
         summary["calibration"] = _calibration(rows, strata, config)
         summary["literature"] = _literature(rows, strata, config)
@@ -149,6 +152,15 @@ def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[dict[str, Any]]:
             }
         )
     return sorted(out, key=lambda r: -r["win_rate"])
+
+
+def _win_rates_by_stratum(rows: pd.DataFrame, config: RunConfig, by: str) -> dict[str, Any]:
+    """Each system's win rate against the others within each value of `by`."""
+    values = sorted(rows[by].dropna().astype(str).unique(), key=_natural)
+    return {
+        "by": by,
+        "strata": {v: _win_rates(rows[rows[by].astype(str) == v], config) for v in values},
+    }
 
 
 def _same_family(rows: pd.DataFrame, config: RunConfig, by: str | None) -> dict | None:
@@ -265,6 +277,26 @@ def _agreement_counts(part: dict) -> dict[str, Any]:
     }
 
 
+def _oriented(pairs: dict[tuple[str, str], dict], upper: str, lower: str) -> dict | None:
+    """The comparison of `upper` - `lower`, turned round when it was computed the other way."""
+    c, sign = pairs.get((upper, lower)), 1.0
+    if c is None:
+        c, sign = pairs.get((lower, upper)), -1.0
+    if c is None:
+        return None
+    low, high = sorted((sign * c["ci_low"], sign * c["ci_high"]))
+    return {
+        "upper": upper,
+        "lower": lower,
+        "diff": sign * c["mean_diff"],
+        "ci_low": low,
+        "ci_high": high,
+        "n": c["n"],
+        "distinguishable": bool(low > 0 or high < 0),
+        "p_holm": c.get("p_holm"),
+    }
+
+
 def _decision(summary: dict) -> dict[str, Any]:
     """What the comparison supports: the leader, whether the runner-up is told apart, and
     for each neighbouring pair of the ranking the items that would make it distinguishable
@@ -274,31 +306,24 @@ def _decision(summary: dict) -> dict[str, Any]:
     pairs = {(c["a"], c["b"]): c for c in comparison.get("comparisons", [])}
     neighbours = []
     for upper, lower in itertools.pairwise(ranking):
-        c = pairs.get((upper["system"], lower["system"]))
-        sign = 1.0
-        if c is None:
-            c, sign = pairs.get((lower["system"], upper["system"])), -1.0
+        c = _oriented(pairs, upper["system"], lower["system"])
         if c is None:
             continue
-        diff = sign * c["mean_diff"]
-        low, high = sorted((sign * c["ci_low"], sign * c["ci_high"]))
-        half = (high - low) / 2
+        half = (c["ci_high"] - c["ci_low"]) / 2
         needed = None
-        if diff != 0 and half > 0:
-            needed = math.ceil(c["n"] * (half / abs(diff)) ** 2)
-        neighbours.append(
-            {
-                "upper": upper["system"],
-                "lower": lower["system"],
-                "diff": diff,
-                "ci_low": low,
-                "ci_high": high,
-                "n": c["n"],
-                "distinguishable": bool(low > 0 or high < 0),
-                "items_needed": needed,
-                "p_holm": c.get("p_holm"),
-            }
-        )
+        if c["diff"] != 0 and half > 0:
+            needed = math.ceil(c["n"] * (half / abs(c["diff"])) ** 2)
+        neighbours.append({**c, "items_needed": needed})
+    by_stratum: dict[str, list[dict[str, Any]]] = {}
+    for c in comparison.get("by_stratum", []):
+        by_stratum.setdefault(c["stratum"], []).append(c)
+    neighbours_by_stratum = {
+        stratum: [
+            _oriented({(c["a"], c["b"]): c for c in found}, n["upper"], n["lower"])
+            for n in neighbours
+        ]
+        for stratum, found in by_stratum.items()
+    }
     calibration = summary.get("calibration") or {}
     gate = (calibration.get("gate") or {}).get("verdict") if calibration else None
     return {
@@ -307,6 +332,7 @@ def _decision(summary: dict) -> dict[str, Any]:
         if ranking
         else [],
         "neighbours": neighbours,
+        "neighbours_by_stratum": neighbours_by_stratum,
         "gate": gate or "not calibrated",
         "trusted": gate == "trusted",
     }

@@ -296,6 +296,7 @@ def write_outputs(config: RunConfig, run_dir: Path) -> dict[str, Any]:
         "counts": counts,
         "scrub": meta.get("scrub_report"),
         "skipped_pairs": len(meta.get("skipped_pairs") or []),
+        "system_costs": meta.get("system_costs") or {},
         "judges": {name: asdict(s) for name, s in sorted(stats.items())},
         "systems": overview,
         "aggregate": config.aggregate.model_dump(mode="json"),

@@ -30,6 +30,7 @@ from judge.types import (
     Item,
     JudgeRequest,
     Order,
+    Response,
     ScrubReport,
 )
 
@@ -143,6 +144,7 @@ def prepare_run(
             store.set_meta("scrub_report", scrub.model_dump(mode="json"))
             store.set_meta("skipped_pairs", [list(s) for s in skipped])
             store.set_meta("responses_set_aside", set_aside)
+            store.set_meta("system_costs", system_costs(responses))
 
     write_blinding_outputs(run_dir, key, blinded, pairs, scrub)
     return PrepareSummary(
@@ -158,6 +160,29 @@ def prepare_run(
         scrub=scrub,
         judges=[j.model for j in config.judges],
     )
+
+
+def system_costs(responses: list[Response]) -> dict[str, dict[str, float | int | None]]:
+    """Per system, what the responses table says each answer cost and took (when it says):
+    the report shows it beside quality. Systems with neither column are left out."""
+    import statistics
+
+    out: dict[str, dict[str, float | int | None]] = {}
+    for system in sorted({r.system for r in responses}):
+        mine = [r for r in responses if r.system == system]
+        latencies = [r.latency_s for r in mine if r.latency_s is not None]
+        costs = [r.cost_usd for r in mine if r.cost_usd is not None]
+        if not latencies and not costs:
+            continue
+        out[system] = {
+            "responses": len(mine),
+            "latency_median_s": statistics.median(latencies) if latencies else None,
+            "latency_known": len(latencies),
+            "cost_usd_total": sum(costs) if costs else None,
+            "cost_usd_mean": sum(costs) / len(costs) if costs else None,
+            "cost_known": len(costs),
+        }
+    return out
 
 
 def write_blinding_outputs(

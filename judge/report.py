@@ -93,7 +93,11 @@ def level(x: float) -> str:
 
 
 def num(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None else f"{x:.{digits}f}"
+    if x is None:
+        return "n/a"
+    text = f"{x:.{digits}f}"
+    # A bootstrap bound of -1e-17 is zero: "-0.00" would read as a sign it does not have.
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 
 def interval(value: float | None, low: float | None, high: float | None, style=num) -> str:
@@ -292,23 +296,36 @@ def _per_stratum(summary: dict, comparison: dict) -> list[Block]:
     if not by or not comparison.get("by_stratum"):
         return []
     pairs = _neighbour_pairs(summary)
-    lookup = {(c["stratum"], c["a"], c["b"]): c for c in comparison["by_stratum"]}
-    strata = list(((summary.get("data") or {}).get("strata") or {}).get(by, {}))
-    strata = strata or sorted({c["stratum"] for c in comparison["by_stratum"]})
-    rows = []
-    for stratum in strata:
-        cells = [stratum]
-        for a, b in pairs:
-            c = lookup.get((stratum, a, b)) or lookup.get((stratum, b, a))
-            if c is None:
-                cells.append("n/a")
-            elif (c["a"], c["b"]) == (a, b):
-                cells.append(interval(c["mean_diff"], c["ci_low"], c["ci_high"], _short))
-            else:  # the stored pair is the other way round: same numbers, opposite sign
-                cells.append(interval(-c["mean_diff"], -c["ci_high"], -c["ci_low"], _short))
-        rows.append(cells)
-    blocks: list[Block] = [
-        Heading(f"Per {by}", 3),
+    oriented = (summary.get("decision") or {}).get("neighbours_by_stratum") or {}
+    rows = [
+        [stratum]
+        + [
+            "n/a" if c is None else interval(c["diff"], c["ci_low"], c["ci_high"], _short)
+            for c in found
+        ]
+        for stratum, found in oriented.items()
+    ]
+    blocks: list[Block] = [Heading(f"Per {by}", 3)]
+    by_stratum = (summary.get("win_rates_by_stratum") or {}).get("strata") or {}
+    if by_stratum:
+        systems = [r["system"] for r in comparison["ranking"]] or list(comparison["systems"])
+        table = []
+        for stratum, rates in by_stratum.items():
+            mine = {w["system"]: w for w in rates}
+            table.append(
+                [stratum]
+                + [
+                    interval(mine[s]["win_rate"], mine[s]["ci_low"], mine[s]["ci_high"], _pct0)
+                    if s in mine
+                    else "n/a"
+                    for s in systems
+                ]
+            )
+        blocks += [
+            Para(f"Win rate against all others within each {by}:"),
+            Table([by, *systems], table),
+        ]
+    blocks += [
         Para(
             "Neighbouring systems of the overall ranking, within each stratum (net win rate of "
             "the first, with its interval). Every pair and stratum is in summary.json under "
@@ -320,6 +337,10 @@ def _per_stratum(summary: dict, comparison: dict) -> list[Block]:
     if figure:
         blocks.append(Figure("strata", figure, f"Per-{by} small multiples"))
     return blocks
+
+
+def _pct0(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
 
 
 def _short(x: float | None) -> str:
@@ -382,11 +403,30 @@ def _cost(summary: dict) -> list[Block]:
         ]
         for name, s in (summary.get("judges") or {}).items()
     ]
-    return [
+    blocks: list[Block] = [
         Heading("Cost and latency", 3),
         Table(["judge", "cost", "median latency", "requests"], rows),
-        Para("The systems' own latency and cost are shown when the responses table has them."),
     ]
+    systems = summary.get("system_costs") or {}
+    if not systems:
+        blocks.append(Para("The responses table gives no latency or cost for the systems."))
+        return blocks
+    blocks.append(
+        Table(
+            ["system", "median latency", "cost per response", "total cost", "responses"],
+            [
+                [
+                    name,
+                    "n/a" if c["latency_median_s"] is None else f"{c['latency_median_s']:.3f} s",
+                    "n/a" if c["cost_usd_mean"] is None else f"${c['cost_usd_mean']:.4f}",
+                    "n/a" if c["cost_usd_total"] is None else f"${c['cost_usd_total']:.2f}",
+                    str(c["responses"]),
+                ]
+                for name, c in systems.items()
+            ],
+        )
+    )
+    return blocks
 
 
 def _judge(summary: dict) -> list[Block]:

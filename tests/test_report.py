@@ -142,7 +142,7 @@ def _unexplained_numbers(report: str, summary: dict[str, Any]) -> list[str]:
     numbers += [float(m.rstrip("%")) for s in strings for m in _NUMBER.findall(s)]
     formatted: set[str] = set()
     for v in numbers:
-        for digits in range(4):
+        for digits in range(5):
             formatted.add(f"{v:.{digits}f}")
             formatted.add(f"{100 * v:.{digits}f}%")
         formatted.add(f"{100 * v:g}%")
@@ -266,6 +266,38 @@ def test_a_failing_compare_gate_fails_the_run(tmp_path: Path) -> None:
     assert "gate failed" in result.stdout
     summary = _summary(tmp_path / "run")
     assert summary["comparison"]["gates_passed"] is False
+
+
+def test_systems_latency_and_cost_are_reported(tmp_path: Path) -> None:
+    import gzip
+    import statistics
+
+    rows = []
+    with gzip.open(MT_BENCH / "responses.jsonl.gz", "rt", encoding="utf-8") as src:
+        for line in src:
+            row = json.loads(line)
+            if row["system"] in ("alpaca-13b", "llama-13b") and row["item_id"].endswith("-t1"):
+                k = len(rows)
+                row |= {"latency_s": 0.5 + (k % 7) / 10, "cost_usd": 0.001 * (1 + k % 3)}
+                rows.append(row)
+    responses = tmp_path / "responses.jsonl"
+    responses.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with running_simulator(SimulatorConfig(seed=4)) as sim:
+        path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 200})
+        config = yaml.safe_load(path.read_text())
+        config["data"] |= {"responses": str(responses), "systems": ["alpaca-13b", "llama-13b"]}
+        path.write_text(yaml.safe_dump(config))
+        result = run_cli("run", str(path), "--run-dir", str(tmp_path / "run"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    report = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    for system in ("alpaca-13b", "llama-13b"):
+        mine = [r for r in rows if r["system"] == system]
+        median = statistics.median(r["latency_s"] for r in mine)
+        mean = sum(r["cost_usd"] for r in mine) / len(mine)
+        total = sum(r["cost_usd"] for r in mine)
+        line = f"| {system} | {median:.3f} s | ${mean:.4f} | ${total:.2f} | {len(mine)} |"
+        assert line in report
+    assert _unexplained_numbers(report, _summary(tmp_path / "run")) == []
 
 
 def test_judge_report_on_a_non_run_is_a_clear_error(tmp_path: Path) -> None:

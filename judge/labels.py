@@ -91,7 +91,11 @@ def run_judgments(run_dir: Path, judge: str | None = None) -> tuple[pd.DataFrame
             f"choose a judge with --judge-name; this run has: {', '.join(judges)}",
             path=str(run_dir),
         )
-    rows = rows[rows["judge"] == chosen].reset_index(drop=True)
+    rows = rows[rows["judge"] == chosen]
+    # A fixed order whatever the file's: bootstrap draws index rows, so the same seed must
+    # meet the same rows to give the same intervals.
+    order = [c for c in ("item_id", "system_a", "system_b", "system") if c in rows.columns]
+    rows = rows.sort_values(order, kind="stable").reset_index(drop=True)
     import sqlite3
 
     with contextlib.closing(sqlite3.connect(run_dir / "store.sqlite")) as db:

@@ -278,6 +278,9 @@ def write_outputs(config: RunConfig, run_dir: Path) -> dict[str, Any]:
         pair_rows, stats = aggregate_pairwise(results, pairs, key, lengths, config.aggregate)
         rows = as_rows(pair_rows)
         overview = _win_overview(pair_rows)
+    # Responses arrive in completion order; a fixed row order keeps the files, and the
+    # bootstrap draws that index them, identical from run to run.
+    rows.sort(key=_row_order)
     write_jsonl(run_dir / JUDGMENTS_JSONL, rows)
     _write_parquet(run_dir / JUDGMENTS_PARQUET, rows)
     summary = {
@@ -303,6 +306,14 @@ def write_outputs(config: RunConfig, run_dir: Path) -> dict[str, Any]:
     }
     write_json(run_dir / SUMMARY_JSON, summary)
     return summary
+
+
+def _row_order(row: dict[str, Any]) -> tuple:
+    return (
+        str(row.get("judge")),
+        str(row.get("item_id")),
+        str(row.get("pair_id") or row.get("system") or ""),
+    )
 
 
 def _win_overview(rows: list) -> dict[str, dict[str, Any]]:

@@ -255,6 +255,29 @@ def test_judge_report_sends_no_request(tmp_path: Path) -> None:
     assert "not calibrated against humans" in report
 
 
+def test_same_seed_same_numbers_whatever_the_arrival_order(tmp_path: Path) -> None:
+    # Replies arrive in a different order with 1 connection than with 16 (and random
+    # latency); the bootstrap indexes rows, so only a fixed row order gives equal intervals.
+    summaries = []
+    with running_simulator(
+        SimulatorConfig(seed=5, latency={"kind": "lognormal", "median_s": 0.005, "sigma": 1.0})
+    ) as sim:
+        for connections in (1, 16):
+            path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 500})
+            config = yaml.safe_load(path.read_text())
+            config["judges"][0]["max_connections"] = connections
+            config["cache"] = str(tmp_path / f"cache{connections}.sqlite")
+            path.write_text(yaml.safe_dump(config))
+            run_dir = tmp_path / f"run{connections}"
+            result = run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet")
+            assert result.returncode == 0, result.stderr
+            summaries.append(_summary(run_dir))
+    first, second = (s["comparison"] for s in summaries)
+    assert first["comparisons"] == second["comparisons"]
+    assert first["ranking"] == second["ranking"]
+    assert summaries[0]["win_rates"] == summaries[1]["win_rates"]
+
+
 def test_a_failing_compare_gate_fails_the_run(tmp_path: Path) -> None:
     with running_simulator(SimulatorConfig(seed=2)) as sim:
         gate = "diff(alpaca-13b, llama-13b) >= 2"  # a difference of verdicts is at most 1

@@ -13,17 +13,21 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from judge.config import RunConfig
-from judge.errors import DataError
+from judge.errors import ConfigError, DataError
 from judge.files import write_json
 from judge.labels import load_table, run_judgments
 from judge.pipeline import SUMMARY_JSON
+
+if TYPE_CHECKING:
+    from calibration.comparison import ComparisonReport
 
 _CONFIDENCE = 0.95
 _MAX_STRATUM_VALUES = 20
@@ -59,6 +63,41 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
     summary["decision"] = _decision(summary)
     write_json(path, summary)
     return summary
+
+
+def compare_source(
+    source: Path,
+    *,
+    judge_name: str | None = None,
+    baseline: str | None = None,
+    by: str | None = None,
+    resamples: int = 10_000,
+    seed: int = 0,
+    gates: Sequence[str] = (),
+) -> ComparisonReport:
+    """`judge compare SOURCE`: a finished run dir (one judge's rows, items' strata joined) or
+    a table, compared with the paired bootstrap. Input problems raise `ConfigError` or
+    `DataError` with the fix in the message (the CLI and the service both show them)."""
+    from calibration.ci_gates import GateError, GateSyntaxError
+    from calibration.comparison import ComparisonInputError, compare_table
+    from judge.labels import load_comparison_table
+
+    table, item_columns = load_comparison_table(source, judge_name)
+    kind = "pairwise" if "system_a" in table.columns else "scores"
+    if by is not None and by not in table.columns and by not in item_columns:
+        raise ConfigError(f"by {by!r}: no such column; columns: {', '.join(table.columns)}")
+    try:
+        return compare_table(
+            table,
+            kind=kind,  # type: ignore[arg-type]
+            baseline=baseline,
+            by=by,
+            resamples=resamples,
+            seed=seed,
+            gates=gates,
+        )
+    except (ComparisonInputError, GateSyntaxError, GateError) as exc:
+        raise DataError(str(exc)) from None
 
 
 def _data_overview(run_dir: Path, strata: list[str], summary: dict) -> dict[str, Any]:

@@ -267,27 +267,18 @@ def compare(
     p-values, a Bradley-Terry ranking with tied ranks, and gates (exit 1 when one fails)."""
     import json as _json
 
-    from calibration.ci_gates import GateError, GateSyntaxError
-    from calibration.comparison import ComparisonInputError, compare_table
+    from judge.analysis import compare_source
     from judge.console import print_comparison
-    from judge.labels import load_comparison_table
 
-    table, item_columns = load_comparison_table(scores, judge_name)
-    kind = "pairwise" if "system_a" in table.columns else "scores"
-    if by is not None and by not in table.columns and by not in item_columns:
-        raise ConfigError(f"--by {by!r}: no such column; columns: {', '.join(table.columns)}")
-    try:
-        report = compare_table(
-            table,
-            kind=kind,  # type: ignore[arg-type]
-            baseline=baseline,
-            by=by,
-            resamples=resamples,
-            seed=seed,
-            gates=gate or (),
-        )
-    except (ComparisonInputError, GateSyntaxError, GateError) as exc:
-        raise DataError(str(exc)) from None
+    report = compare_source(
+        scores,
+        judge_name=judge_name,
+        baseline=baseline,
+        by=by,
+        resamples=resamples,
+        seed=seed,
+        gates=gate or (),
+    )
     if as_json:
         typer.echo(_json.dumps(report.to_dict(), indent=2, default=str))
     else:
@@ -360,6 +351,13 @@ def _parse_pairs(spec: str) -> tuple[str, str | None]:
     if spec.startswith("baseline:") and spec.split(":", 1)[1]:
         return "baseline", spec.split(":", 1)[1]
     raise ConfigError(f"--pairs '{spec}': expected 'all' or 'baseline:SYSTEM'")
+
+
+# `judge serve` and `judge tokens` (judge/service/cli.py imports only typer at module level).
+from judge.service.cli import serve, tokens_app  # noqa: E402
+
+app.command("serve")(serve)
+app.add_typer(tokens_app, name="tokens")
 
 
 def main() -> None:

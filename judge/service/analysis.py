@@ -1,0 +1,124 @@
+"""Calibration, comparison and the report of a finished run, through the library.
+
+`calibration_of` and `comparison_of` compute what `judge calibrate --judge RUN --human LABELS
+--json` and `judge compare RUN --json` print, with the same functions and defaults.
+`refresh_analysis` recomputes `summary.json`'s analysis and renders the report with the run's
+human labels, when `judge.analysis` and `judge.report` are installed (optional until they land).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from judge.errors import DataError
+from judge.service.layout import RunPaths
+
+LABELS_STEM = "labels"
+
+
+def labels_file(paths: RunPaths) -> Path | None:
+    """The run's uploaded human labels (`inputs/labels.<ext>`), if any."""
+    found = sorted(paths.inputs.glob(f"{LABELS_STEM}.*"))
+    return found[0] if found else None
+
+
+def calibration_of(
+    run_dir: Path,
+    human: Path,
+    *,
+    judge_name: str | None = None,
+    by: Sequence[str] = (),
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    from calibration.calibrate import calibrate
+    from calibration.labels import LabelError
+    from judge.labels import load_judge_table, load_table
+
+    judge_table = load_judge_table(run_dir, judge_name)
+    human_table = load_table(human)
+    kind = "absolute" if "score" in human_table.columns else "pairwise"
+    try:
+        report = calibrate(
+            judge_table, human_table, kind=kind, strata=list(by), resamples=resamples, seed=seed
+        )
+    except LabelError as exc:
+        raise DataError(str(exc), path=str(human)) from None
+    return finite(report.to_dict())
+
+
+def comparison_of(
+    run_dir: Path,
+    *,
+    baseline: str | None = None,
+    by: str | None = None,
+    judge_name: str | None = None,
+    resamples: int = 10_000,
+    seed: int = 0,
+    gates: Sequence[str] = (),
+) -> dict[str, Any]:
+    from judge.analysis import compare_source
+
+    report = compare_source(
+        run_dir,
+        judge_name=judge_name,
+        baseline=baseline,
+        by=by,
+        resamples=resamples,
+        seed=seed,
+        gates=gates,
+    )
+    # As the CLI prints it (`default=str` for the few non-JSON values).
+    return finite(json.loads(json.dumps(report.to_dict(), default=str)))
+
+
+def finite(value: Any) -> Any:
+    """NaN and infinities as null: JSON has no spelling for them."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite(v) for v in value]
+    return value
+
+
+def refresh_analysis(paths: RunPaths) -> list[str]:
+    """Recompute the analysis in `summary.json` (with the uploaded labels as
+    `calibration.human`) and render the report. Returns the files written; empty when the
+    analysis modules are not installed or the run has no outputs yet."""
+    analyse_run = _optional("judge.analysis", "analyse_run")
+    write_report = _optional("judge.report", "write_report")
+    if not (paths.run_dir / "judgments.jsonl").exists():
+        return []
+    written: list[str] = []
+    if analyse_run is not None:
+        from judge.config import load_config
+
+        config = load_config(paths.config)
+        human = labels_file(paths)
+        if human is not None:
+            # Only for the analysis: the stored config stays as prepared, so its hash (checked
+            # when the run resumes) does not change when labels arrive later.
+            calibration = config.calibration.model_copy(update={"human": human})
+            config = config.model_copy(update={"calibration": calibration})
+        analyse_run(config, paths.run_dir)
+        written.append("summary.json")
+    if write_report is not None:
+        written += [Path(p).name for p in write_report(paths.run_dir)]
+    return written
+
+
+def _optional(module: str, name: str) -> Callable[..., Any] | None:
+    try:
+        loaded = import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise  # the module exists but is broken: that must not pass silently
+        return None
+    return getattr(loaded, name, None)

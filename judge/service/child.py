@@ -1,0 +1,177 @@
+"""One run's worker process: `python -m judge.service.child --root RUN_ROOT --cache FILE ...`.
+
+It runs the `judge run` command function itself (the CLI's code, not a copy) on the run's
+stored config, then refreshes the analysis with any uploaded human labels, and writes its
+outcome to `worker.outcome.json` for the server to read.
+
+Never two at once on one run, or replies would be paid twice:
+- it dies with the server: `PR_SET_PDEATHSIG` delivers SIGINT when the server goes (even on
+  SIGKILL); SIGINT makes the runner cancel, flush the replies it holds and exit;
+- it holds an exclusive `flock` on `worker.lock` while it works, and a new worker waits for it;
+  an orphan that outlives its server (no pdeathsig off Linux) is waited for, then killed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import fcntl
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from judge.errors import JudgeError
+from judge.service.layout import RunPaths
+from judge.service.redaction import redact
+
+CHILD_MODULE = "judge.service.child"
+ORPHAN_WAIT_S = 20.0
+"""How long a new worker waits for an older one on the same run before killing it."""
+_PR_SET_PDEATHSIG = 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog=CHILD_MODULE)
+    parser.add_argument("--root", type=Path, required=True)
+    parser.add_argument("--cache", type=Path, required=True)
+    parser.add_argument("--parent-pid", type=int, required=True)
+    args = parser.parse_args(argv)
+    paths = RunPaths(args.root)
+    if not _die_with_parent(args.parent_pid):
+        return 1  # the server is already gone: its successor starts a worker of its own
+    lock = _take_lock(paths)
+    try:
+        outcome = _work(paths, args.cache)
+        _write_outcome(paths, outcome)
+    finally:
+        os.close(lock)
+    return {"finished": 0, "failed": 2, "interrupted": 130}.get(outcome["status"], 1)
+
+
+def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
+    import typer
+
+    from judge.cli import run as run_command
+
+    try:
+        run_command(
+            config=paths.config,
+            run_dir=paths.run_dir,
+            workers=1,  # one process: nothing outlives this one when the server dies
+            max_cost=None,
+            dry_run=False,
+            quiet=True,
+            cache=cache,
+        )
+    except typer.Exit as stop:
+        if stop.exit_code == 1:
+            # A `compare.gates` check failed: the run is complete and the failed gate is in
+            # summary.json (comparison.gates), which is where a client reads verdicts.
+            return _finish(paths, gate_failed=True)
+        # `judge run` exits 3 when it stopped before the end (budget).
+        return {
+            "status": "failed",
+            "error": f"the run stopped before every request was answered (exit {stop.exit_code}),"
+            " e.g. at the budget in the config; raise budget.max_cost_usd and resume",
+        }
+    except JudgeError as exc:
+        return {"status": "failed", "error": _client_text(str(exc), paths)}
+    except KeyboardInterrupt:
+        # Cancelled, or the server went away: what was answered is in the store; aggregate it
+        # so a cancelled run still shows its partial judgments.
+        with contextlib.suppress(Exception):
+            _write_partial_outputs(paths)
+        return {"status": "interrupted", "error": None}
+    except Exception as exc:
+        traceback.print_exc()
+        return {
+            "status": "failed",
+            "error": _client_text(f"internal error: {type(exc).__name__}: {exc}", paths),
+        }
+    return _finish(paths, gate_failed=False)
+
+
+def _finish(paths: RunPaths, *, gate_failed: bool) -> dict[str, Any]:
+    from judge.service.analysis import labels_file, refresh_analysis
+
+    note = "a compare gate failed: see comparison.gates" if gate_failed else None
+    if labels_file(paths) is not None:
+        # `judge run` analysed without them (the prepared config must not change): again with.
+        try:
+            refresh_analysis(paths)
+        except Exception as exc:  # the judgments stand; only the calibration is missing
+            traceback.print_exc()
+            message = f"calibration with the uploaded labels failed: {exc}; upload corrected labels"
+            return {"status": "finished", "error": _client_text(message, paths)}
+    return {"status": "finished", "error": note}
+
+
+def _write_partial_outputs(paths: RunPaths) -> None:
+    from judge.config import load_config
+    from judge.pipeline import write_outputs
+
+    write_outputs(load_config(paths.config), paths.run_dir)
+
+
+def _client_text(message: str, paths: RunPaths) -> str:
+    """A message for the run's owner: redacted, and naming inputs by their file names."""
+    message = message.replace(str(paths.inputs) + os.sep, "").replace(str(paths.root), "<run>")
+    return redact(message)[:2000]
+
+
+def _write_outcome(paths: RunPaths, outcome: dict[str, Any]) -> None:
+    tmp = paths.outcome.with_name(paths.outcome.name + ".tmp")
+    tmp.write_text(json.dumps(outcome), encoding="utf-8")
+    os.replace(tmp, paths.outcome)
+
+
+def _die_with_parent(parent_pid: int) -> bool:
+    """Ask the kernel for SIGINT when the server dies; False if it already has."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGINT), 0, 0, 0)
+    # The server may have died between fork and prctl: then no signal would ever come.
+    return os.getppid() == parent_pid
+
+
+def _take_lock(paths: RunPaths) -> int:
+    """Hold the run's worker lock (blocking); returns its file descriptor."""
+    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
+    started = time.monotonic()
+    killed = False
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if not killed and time.monotonic() - started > ORPHAN_WAIT_S:
+                killed = _kill_orphan(fd, paths)
+            time.sleep(0.1)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def _kill_orphan(fd: int, paths: RunPaths) -> bool:
+    """Kill the worker holding the lock, if it is really a worker of this run."""
+    try:
+        pid = int(os.pread(fd, 32, 0).decode().strip() or 0)
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (ValueError, OSError):
+        return False
+    if CHILD_MODULE.encode() in cmdline and str(paths.root).encode() in cmdline:
+        print(f"killing worker {pid}, still holding {paths.lock}", file=sys.stderr)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        return True
+    return False
+
+
+if __name__ == "__main__":
+    sys.exit(main())

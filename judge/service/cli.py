@@ -1,0 +1,148 @@
+"""`judge serve` and `judge tokens ...`. Registered on the main CLI in `judge/cli.py`.
+
+Only typer and the standard library are imported here: fastapi, uvicorn and sqlalchemy load
+inside the commands, so `judge --help` stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from judge.errors import ConfigError
+
+_DB_HELP = (
+    "Service database: sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
+    "(default: sqlite in the data dir)."
+)
+_DATA_HELP = "Run directories, uploads and caches (and the default SQLite database)."
+
+DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP, envvar="JUDGE_SERVICE_DB")]
+DataDirOption = Annotated[
+    Path, typer.Option("--data-dir", help=_DATA_HELP, envvar="JUDGE_SERVICE_DATA_DIR")
+]
+_DEFAULT_DATA_DIR = Path("judge-service")
+
+tokens_app = typer.Typer(
+    help="Bearer tokens for `judge serve` (stored hashed; shown once).",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    db: DbOption = None,
+    data_dir: DataDirOption = _DEFAULT_DATA_DIR,
+    max_running: Annotated[
+        int, typer.Option("--max-running", min=1, help="Runs executing at once.")
+    ] = 2,
+    max_upload_mb: Annotated[
+        float, typer.Option("--max-upload-mb", min=0.001, help="Largest request body (MB).")
+    ] = 100.0,
+    allow_server_paths: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--allow-server-paths",
+            help="Directory whose files JSON-submitted configs may reference (repeatable).",
+        ),
+    ] = None,
+    allow_base_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-base-url",
+            help="Judge base_url clients may use, and URLs below it (repeatable).",
+        ),
+    ] = None,
+    allow_key_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-key-env", help="Variable name clients may give as api_key_env (repeatable)."
+        ),
+    ] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
+) -> None:
+    """Serve the HTTP API (OpenAPI schema at /openapi.json) until stopped.
+
+    Runs execute in worker processes; a restart resumes unfinished runs. Create tokens with
+    `judge tokens create NAME`. Provider keys come from this process's environment.
+    """
+    import logging
+
+    import uvicorn
+
+    from judge.service.app import create_app
+    from judge.service.db import describe_url
+    from judge.service.settings import ServiceSettings
+
+    for directory in allow_server_paths or []:
+        if not directory.is_dir():
+            raise ConfigError(f"--allow-server-paths {directory}: not a directory")
+    settings = ServiceSettings(
+        data_dir=data_dir.resolve(),
+        db_url=db,
+        max_running=max_running,
+        max_upload_mb=max_upload_mb,
+        allow_server_paths=tuple(p.resolve() for p in allow_server_paths or []),
+        allow_base_urls=tuple(allow_base_url or []),
+        allow_key_envs=tuple(allow_key_env or []),
+    )
+    logging.basicConfig(level=log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
+    app = create_app(settings)
+    typer.echo(
+        f"judge service: data {settings.data_dir}, database "
+        f"{describe_url(settings.database_url)}, at most {max_running} run(s) at once",
+        err=True,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+def _engine(db: str | None, data_dir: Path):  # type: ignore[no-untyped-def]
+    from judge.service.db import make_engine
+    from judge.service.settings import ServiceSettings
+
+    return make_engine(ServiceSettings(data_dir=data_dir, db_url=db).database_url)
+
+
+@tokens_app.command("create")
+def tokens_create(
+    name: Annotated[str, typer.Argument(help="Who the token is for (unique).")],
+    admin: Annotated[bool, typer.Option("--admin", help="May see every run.")] = False,
+    db: DbOption = None,
+    data_dir: DataDirOption = _DEFAULT_DATA_DIR,
+) -> None:
+    """Create a token and print it once (only its hash is stored)."""
+    from judge.service.auth import create_token
+
+    token, principal = create_token(_engine(db, data_dir), name, admin=admin)
+    typer.echo(token)
+    kind = "admin token" if admin else "token"
+    typer.echo(f"{kind} {principal.name!r} created; it is not shown again", err=True)
+
+
+@tokens_app.command("list")
+def tokens_list(db: DbOption = None, data_dir: DataDirOption = _DEFAULT_DATA_DIR) -> None:
+    """List tokens (names and dates; never the tokens)."""
+    from judge.service.auth import list_tokens
+
+    for row in list_tokens(_engine(db, data_dir)):
+        state = f"revoked {row['revoked_at']:%Y-%m-%d}" if row["revoked_at"] else "active"
+        role = "admin" if row["admin"] else "user"
+        typer.echo(f"{row['name']}\t{role}\t{state}\tcreated {row['created_at']:%Y-%m-%d}")
+
+
+@tokens_app.command("revoke")
+def tokens_revoke(
+    name: Annotated[str, typer.Argument(help="The token's name.")],
+    db: DbOption = None,
+    data_dir: DataDirOption = _DEFAULT_DATA_DIR,
+) -> None:
+    """Revoke a token: it stops working at once; its runs stay (admins still see them)."""
+    from judge.service.auth import revoke_token
+
+    if not revoke_token(_engine(db, data_dir), name):
+        raise ConfigError(f"no active token named {name!r} (see `judge tokens list`)")
+    typer.echo(f"token {name!r} revoked", err=True)

@@ -1,0 +1,130 @@
+"""What a client's run config may ask of the server.
+
+Provider keys are server-side configuration: a config carrying `api_key` is refused (the key
+would be stored with the run), and a client cannot point the server's keys elsewhere — a
+`base_url`, `api_key_env` or provider-routing `params` key must be on the operator's allow-list
+(`base_url: simulator`, the run's own loopback simulator, is always allowed). A client cannot
+read or write server files: every path in the config must be one of its uploads or lie in a
+directory the operator allowed; the response cache is the service's choice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from judge.config import RunConfig
+from judge.service.problems import ProblemError
+from judge.service.settings import ServiceSettings
+
+_BUILTIN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def refused(field: str, detail: str) -> ProblemError:
+    return ProblemError(400, "config-refused", "Config refused by the service", detail, field=field)
+
+
+def check_raw(raw: dict[str, Any]) -> None:
+    """Checks on the parsed YAML, before it is validated, written or stored anywhere."""
+    judges = raw.get("judges")
+    if isinstance(judges, list):
+        for i, judge in enumerate(judges):
+            if isinstance(judge, dict) and "api_key" in judge:
+                field = f"judges[{i}].api_key"
+                raise refused(
+                    field,
+                    f"{field}: the service does not accept API keys in configs (they would be "
+                    "stored with the run); the operator configures provider keys on the server "
+                    "— remove the key",
+                )
+    if "cache" in raw:
+        raise refused(
+            "cache",
+            "cache: the service chooses the response cache (one per token); remove this key",
+        )
+
+
+def check_config(
+    config: RunConfig, settings: ServiceSettings, uploaded: Iterable[Path] = ()
+) -> None:
+    """Checks on the validated config (paths resolved)."""
+    own = {p.resolve() for p in uploaded}
+    for i, judge in enumerate(config.judges):
+        where = f"judges[{i}]"
+        if judge.base_url is not None and not url_allowed(judge.base_url, settings):
+            allowed = ", ".join(settings.allow_base_urls) or "none besides 'simulator'"
+            raise refused(
+                f"{where}.base_url",
+                f"{where}.base_url: this server does not send judge requests there; allowed: "
+                f"{allowed} (the operator adds more with --allow-base-url)",
+            )
+        if judge.api_key_env is not None and judge.api_key_env not in settings.allow_key_envs:
+            raise refused(
+                f"{where}.api_key_env",
+                f"{where}.api_key_env: the server does not lend that variable to clients; "
+                "omit api_key_env to use the provider's default key, or ask the operator to "
+                "allow it (--allow-key-env)",
+            )
+        for key in judge.params:
+            if key not in settings.allow_params:
+                raise refused(
+                    f"{where}.params.{key}",
+                    f"{where}.params.{key}: not an allowed sampling parameter; allowed: "
+                    f"{', '.join(settings.allow_params)}",
+                )
+    # Every path anywhere in the config (data, recorded verdicts, labels, published verdicts,
+    # and any path field added later): found by type, not by a list that could fall behind.
+    for where, path in _paths(config):
+        _check_path(where, path, settings, own)
+    if not _BUILTIN_ID.match(config.rubric):
+        # Anything but a bare id is read as a file by `load_rubric` (a '/' is enough).
+        _check_path("rubric", Path(config.rubric), settings, own)
+
+
+def _paths(value: Any, where: str = "") -> Iterator[tuple[str, Path]]:
+    """(location, path) of every `Path` in a config model, e.g. ("judges[0].recorded", ...)."""
+    if isinstance(value, Path):
+        yield where, value
+    elif isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            yield from _paths(getattr(value, name), f"{where}.{name}" if where else name)
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _paths(item, f"{where}[{i}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _paths(item, f"{where}.{key}")
+
+
+def url_allowed(url: str, settings: ServiceSettings) -> bool:
+    """`simulator`, or an allowed URL or one below it (whole path segments: an allowed
+    `http://host:8000/v1` does not allow `http://host:8000/v1evil` nor `...:80001`)."""
+    if url == "simulator":
+        return True
+    url = url.rstrip("/")
+    return any(
+        url == base.rstrip("/") or url.startswith(base.rstrip("/") + "/")
+        for base in settings.allow_base_urls
+    )
+
+
+def path_allowed(path: Path, settings: ServiceSettings) -> bool:
+    resolved = path.resolve()
+    return any(resolved.is_relative_to(d.resolve()) for d in settings.allow_server_paths)
+
+
+def _check_path(field: str, path: Path, settings: ServiceSettings, own: set[Path]) -> None:
+    if path.resolve() in own or path_allowed(path, settings):
+        return
+    if not settings.allow_server_paths:
+        hint = "upload the file instead (multipart); this server reads no server-side paths"
+    else:
+        hint = (
+            "upload the file instead, or use an absolute path under an allowed directory: "
+            + ", ".join(str(d) for d in settings.allow_server_paths)
+        )
+    raise refused(field, f"{field}: {hint}")

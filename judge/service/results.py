@@ -1,0 +1,221 @@
+"""Reading a run's results for the API: judgments pages, output files, labels upload, and
+the mapping of library errors to problems."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Engine, select
+from sqlalchemy.engine import Row
+from starlette.datastructures import UploadFile
+
+from judge.errors import ConfigError, DataError, JudgeError
+from judge.service.analysis import (
+    LABELS_STEM,
+    calibration_of,
+    comparison_of,
+    finite,
+    labels_file,
+    refresh_analysis,
+)
+from judge.service.db import runs
+from judge.service.layout import RunPaths
+from judge.service.models import JudgmentsPage
+from judge.service.problems import ProblemError, data_problem, rename_paths
+from judge.service.registry import record_labels
+from judge.service.submit import client_name, save_upload, stored_name
+
+__all__ = [
+    "calibration_of",
+    "comparison_of",
+    "human_labels",
+    "judgments_page",
+    "library_call",
+    "output_file",
+    "require_finished",
+    "store_labels",
+    "summary_for_client",
+    "summary_section",
+]
+
+T = TypeVar("T")
+JUDGMENTS = "judgments.jsonl"
+
+
+def _not_yet(what: str, status: str) -> ProblemError:
+    return ProblemError(
+        404,
+        "not-produced",
+        "Not produced yet",
+        f"{what} is not produced yet (the run is {status}); it is written when the run finishes",
+    )
+
+
+def output_file(paths: RunPaths, status: str, name: str) -> Path:
+    path = paths.run_dir / name
+    if not path.is_file():
+        if name == "report.html" and status == "finished":
+            raise ProblemError(
+                404,
+                "not-produced",
+                "Not produced",
+                "this server's pipeline renders no report.html; use summary.json",
+            )
+        raise _not_yet(name, status)
+    return path
+
+
+def require_finished(paths: RunPaths, status: str) -> None:
+    if status != "finished":
+        raise ProblemError(
+            409,
+            "not-finished",
+            "Run not finished",
+            f"the run is {status}: calibration and comparison use a finished run's judgments",
+        )
+    if not (paths.run_dir / JUDGMENTS).is_file():
+        raise _not_yet(JUDGMENTS, status)
+
+
+def human_labels(paths: RunPaths) -> Path:
+    """The uploaded labels, else the config's `calibration.human`; 404 when neither."""
+    human = labels_file(paths)
+    if human is None:
+        from judge.config import load_config
+
+        human = load_config(paths.config).calibration.human
+    if human is None:
+        raise _no_labels()
+    return human
+
+
+def _no_labels() -> ProblemError:
+    return ProblemError(
+        404,
+        "no-labels",
+        "No human labels",
+        "this run has no human labels: POST them to /v1/runs/{run_id}/labels first",
+    )
+
+
+def summary_for_client(paths: RunPaths, status: str) -> dict[str, Any]:
+    """`summary.json` as the client sees it: NaN-free, and naming the run's own files
+    (uploads) by name rather than by where the data dir keeps them."""
+    path = output_file(paths, status, "summary.json")
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    return _client_paths(finite(summary), paths)  # type: ignore[no-any-return]
+
+
+def _client_paths(value: Any, paths: RunPaths) -> Any:
+    if isinstance(value, str):
+        return value.replace(str(paths.inputs) + "/", "").replace(str(paths.root), "<run>")
+    if isinstance(value, dict):
+        return {k: _client_paths(v, paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_client_paths(v, paths) for v in value]
+    return value
+
+
+def summary_section(paths: RunPaths, key: str, *, required: bool = True) -> Any:
+    """A section of `summary.json` (as the client sees it); 404 when absent and `required`."""
+    section = summary_for_client(paths, "finished").get(key)
+    if section is None and required:
+        if key == "calibration":
+            raise _no_labels()
+        raise _not_yet(f"the {key} section of summary.json", "finished")
+    return section
+
+
+def library_call(call: Callable[[], T], names: dict[str, str] | None = None) -> T:
+    """Run a library computation; its user errors become 422 problems without server paths."""
+    names = names or {}
+    try:
+        return call()
+    except DataError as exc:
+        raise data_problem(exc, names) from None
+    except JudgeError as exc:
+        raise ProblemError(
+            422, "invalid-request", "Cannot compute this", rename_paths(str(exc), names)
+        ) from None
+
+
+def judgments_page(
+    paths: RunPaths, status: str, filters: dict[str, str | None], limit: int, offset: int
+) -> JudgmentsPage:
+    path = paths.run_dir / JUDGMENTS
+    if not path.is_file():
+        raise _not_yet(JUDGMENTS, status)
+    wanted = {k: v for k, v in filters.items() if v is not None}
+    system = wanted.pop("system", None)
+    items: list[dict[str, Any]] = []
+    total = 0
+    # Streamed: memory holds one page, whatever the run's size.
+    with path.open(encoding="utf-8") as fh:
+        for line in fh:
+            row = json.loads(line)
+            if any(str(row.get(k)) != v for k, v in wanted.items()):
+                continue
+            if system is not None and system not in (
+                row.get("system"),
+                row.get("system_a"),
+                row.get("system_b"),
+            ):
+                continue
+            if offset <= total < offset + limit:
+                items.append(row)
+            total += 1
+    next_offset = offset + limit if offset + limit < total else None
+    return JudgmentsPage(
+        items=items, total=total, limit=limit, offset=offset, next_offset=next_offset
+    )
+
+
+def store_labels(
+    engine: Engine, paths: RunPaths, row: Row[Any], upload: UploadFile
+) -> tuple[int, dict[str, Any] | None, list[str]]:
+    """Validate and keep the labels; calibrate at once when the run is finished. Returns
+    (rows, calibration report or None, files refreshed)."""
+    from judge.labels import load_table
+
+    name = client_name(upload.filename, "labels")
+    final = paths.inputs / stored_name(LABELS_STEM, name, "")
+    # Checked under a temporary name: a refused upload leaves the previous labels in place.
+    staged = paths.inputs / ("upload." + final.name)
+    names = {str(staged): name, str(final): name}
+    record = save_upload(upload.file, staged, "labels", name)
+    try:
+        table = library_call(lambda: load_table(staged), names)
+        report = None
+        if row.status == "finished" and (paths.run_dir / JUDGMENTS).is_file():
+            report = library_call(lambda: calibration_of(paths.run_dir, staged), names)
+    except BaseException:
+        staged.unlink(missing_ok=True)
+        raise
+    old = labels_file(paths)
+    if old is not None and old != final:
+        old.unlink()
+    staged.replace(final)
+    record["stored_as"] = final.name
+    record_labels(engine, row.id, record)
+    if report is None and _status(engine, row.id) == "finished":
+        # Finished meanwhile, perhaps after its worker looked for labels: calibrate here.
+        report = library_call(lambda: calibration_of(paths.run_dir, final), names)
+    refreshed: list[str] = []
+    if report is not None:
+        try:
+            refreshed = refresh_analysis(paths)
+        except (ConfigError, DataError) as exc:
+            raise ProblemError(
+                422, "analysis-failed", "Analysis failed", rename_paths(str(exc), names)
+            ) from None
+        if "summary.json" in refreshed:
+            report = summary_section(paths, "calibration")  # what the report now shows
+    return len(table), report, refreshed
+
+
+def _status(engine: Engine, run_id: str) -> str | None:
+    with engine.connect() as conn:
+        return conn.execute(select(runs.c.status).where(runs.c.id == run_id)).scalar()

@@ -1,0 +1,57 @@
+"""What the operator decides when starting `judge serve` (flags of the same names)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_DATA_DIR = Path("judge-service")
+DEFAULT_SAMPLING_PARAMS = (
+    "temperature",
+    "top_p",
+    "top_k",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "stop",
+    "reasoning_effort",
+)
+"""Judge `params` a client may set. Others are refused: some providers (LiteLLM) read routing
+and credentials from them (`api_base`, `api_key`), which would send the server's key elsewhere."""
+
+
+@dataclass(frozen=True)
+class ServiceSettings:
+    data_dir: Path = DEFAULT_DATA_DIR
+    """Run directories, uploads and response caches live here (and the SQLite database when
+    `db_url` is not given)."""
+    db_url: str | None = None
+    """SQLAlchemy URL of the service database; `postgresql://...` uses psycopg 3.
+    None: `sqlite:///<data_dir>/service.sqlite`."""
+    max_running: int = 2
+    """Runs executing at once; more wait in `queued`."""
+    max_upload_mb: float = 100.0
+    """Largest request body accepted (all uploaded files together)."""
+    allow_server_paths: tuple[Path, ...] = ()
+    """Directories whose files a JSON-submitted config may reference. Empty: uploads only."""
+    allow_base_urls: tuple[str, ...] = ()
+    """Judge `base_url`s a client may use (prefix match on whole path segments). `simulator`
+    is always allowed: it is started inside the run, on loopback."""
+    allow_key_envs: tuple[str, ...] = ()
+    """Environment variable names a client's `api_key_env` may name."""
+    allow_params: tuple[str, ...] = field(default=DEFAULT_SAMPLING_PARAMS)
+    """Judge `params` keys a client may set."""
+    cancel_grace_s: float = 10.0
+    """After asking a run's process to stop, how long to wait before killing it."""
+
+    @property
+    def database_url(self) -> str:
+        if self.db_url:
+            return self.db_url
+        return f"sqlite:///{(self.data_dir / 'service.sqlite').resolve()}"
+
+    @property
+    def max_upload_bytes(self) -> int:
+        return int(self.max_upload_mb * 1024 * 1024)

@@ -1,0 +1,192 @@
+"""The security suite's live service, shared by the security tests and the schema fuzzing (one
+server per backend for the session): three tokens (alice, bob, an admin), a finished run of
+alice's with human labels, a finished run of bob's."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+
+from judge.simulator import SimulatorConfig, running_simulator
+from tests.service.conftest import BACKENDS, LiveServer, judge_spec, make_token, wait_for
+
+OPEN_PATHS = {"/healthz", "/openapi.json"}
+"""Reachable without a token: liveness, and the published API schema."""
+
+
+@dataclass
+class Env:
+    server: LiveServer
+    alice: str
+    bob: str
+    admin: str
+    alice_run: str
+    bob_run: str
+    sim_url: str
+    data: Path
+    bodies: list[str] = field(default_factory=list)
+    """Every response body seen, for the secret scan."""
+
+    def client(self, token: str | None) -> httpx.Client:
+        client = self.server.client(token)
+        client.event_hooks["response"] = [self._keep]
+        return client
+
+    def _keep(self, response: httpx.Response) -> None:
+        response.read()
+        self.bodies.append(response.text + json.dumps(dict(response.headers)))
+
+
+def small_dataset(root: Path) -> tuple[Path, Path]:
+    """10 items, two systems: 10 pairs, 20 requests (both orders)."""
+    items, responses = root / "items.jsonl", root / "responses.jsonl"
+    with items.open("w") as fh:
+        for i in range(10):
+            fh.write(json.dumps({"item_id": f"q{i}", "prompt": f"Question {i}?"}) + "\n")
+    with responses.open("w") as fh:
+        for i in range(10):
+            for system in ("sys-a", "sys-b"):
+                fh.write(
+                    json.dumps(
+                        {"item_id": f"q{i}", "system": system, "output": f"{system} answers {i}."}
+                    )
+                    + "\n"
+                )
+    return items, responses
+
+
+def config_for(sim_url: str, **overrides: Any) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "name": "secure",
+        "data": {"items": "items.jsonl", "responses": "responses.jsonl"},
+        "rubric": "pairwise_general",
+        "judges": [judge_spec(sim_url)],
+        "compare": {"resamples": 200},
+    }
+    config.update(overrides)
+    return config
+
+
+def files_for(env_data: Path, config: dict[str, Any] | str, **parts: Any) -> dict[str, Any]:
+    text = config if isinstance(config, str) else yaml.safe_dump(config)
+    files: dict[str, Any] = {
+        "config": ("config.yaml", text.encode()),
+        "items": ("items.jsonl", (env_data / "items.jsonl").read_bytes()),
+        "responses": ("responses.jsonl", (env_data / "responses.jsonl").read_bytes()),
+    }
+    files.update(parts)
+    return {k: v for k, v in files.items() if v is not None}
+
+
+@pytest.fixture(scope="session", params=BACKENDS, name="env")
+def secured_env(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Env]:
+    root = tmp_path_factory.mktemp(f"security-{request.param}")
+    if request.param == "sqlite":
+        db = f"sqlite:///{root / 'service.sqlite'}"
+    else:
+        import psycopg
+
+        server_url = request.getfixturevalue("pg_server")
+        name = "sec_" + secrets.token_hex(5)
+        with psycopg.connect(f"{server_url}/postgres", autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        db = f"{server_url}/{name}"
+    small_dataset(root)
+    tokens = {name: make_token(db, name) for name in ("alice", "bob")}
+    tokens["root"] = make_token(db, "root", admin=True)
+    with running_simulator(SimulatorConfig(seed=2)) as sim:
+        server = LiveServer(
+            db,
+            root / "data",
+            root / "server.log",
+            ["--max-upload-mb", "1", "--allow-base-url", sim.base_url],
+        )
+        server.start()
+        try:
+            env = Env(
+                server,
+                tokens["alice"],
+                tokens["bob"],
+                tokens["root"],
+                "",
+                "",
+                sim.openai_base_url,
+                root,
+            )
+            runs = {}
+            for who in ("alice", "bob"):
+                client = env.client(tokens[who])
+                created = client.post("/v1/runs", files=files_for(root, config_for(env.sim_url)))
+                assert created.status_code == 201, created.text
+                runs[who] = created.json()["id"]
+            for who, run_id in runs.items():  # both execute at once (--max-running 2)
+                wait_for(env.client(tokens[who]), run_id, {"finished"}, timeout=60)
+            env.alice_run, env.bob_run = runs["alice"], runs["bob"]
+            labels = "".join(
+                json.dumps(
+                    {
+                        "item_id": f"q{i}",
+                        "system_a": "sys-a",
+                        "system_b": "sys-b",
+                        "winner": "sys-a" if i % 3 else "tie",
+                        "annotator": "h1",
+                    }
+                )
+                + "\n"
+                for i in range(10)
+            )
+            uploaded = env.client(tokens["alice"]).post(
+                f"/v1/runs/{env.alice_run}/labels", files={"labels": ("labels.jsonl", labels)}
+            )
+            assert uploaded.status_code == 200, uploaded.text
+            yield env
+        finally:
+            server.stop()
+
+
+def _walk(routes: list[Any]) -> Iterator[Any]:
+    """Every endpoint route, descending into included routers (FastAPI keeps those as
+    wrapper routes holding the original router)."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _walk(inner.routes)
+        elif getattr(route, "methods", None):
+            yield route
+
+
+def routes() -> list[tuple[str, str]]:
+    """(method, path) of every operation, from the app's route table; checked against the
+    published schema so neither can miss one."""
+    import tempfile
+
+    from judge.service.app import create_app
+    from judge.service.settings import ServiceSettings
+
+    with tempfile.TemporaryDirectory() as tmp:
+        app = create_app(ServiceSettings(data_dir=Path(tmp)), start_workers=False)
+        found = [
+            (method, route.path)
+            for route in _walk(app.routes)
+            for method in sorted(route.methods)
+            if method not in ("HEAD", "OPTIONS")
+        ]
+        schema = app.openapi()
+        app.state.engine.dispose()
+    published = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}
+    assert published == set(found) - {("GET", "/openapi.json")}
+    return found
+
+
+ROUTES = routes()
+RUN_ROUTES = [(m, p) for m, p in ROUTES if "{run_id}" in p]

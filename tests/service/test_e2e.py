@@ -1,0 +1,227 @@
+"""End to end through HTTP: a live `judge serve` on loopback, the simulator as judge, on SQLite
+and PostgreSQL. Every number the service returns must equal what the CLI computes for the same
+config and data (`judge run`, `judge compare --json`, `judge calibrate --json`)."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import pytest
+
+from judge.simulator import SimulatorConfig, running_simulator
+from tests.helpers import MT_BENCH
+from tests.service.conftest import (
+    SYSTEMS,
+    backend_of,
+    judge_spec,
+    make_token,
+    run_config,
+    upload_files,
+    wait_for,
+)
+
+
+def finite(value: Any) -> Any:
+    """JSON has no NaN: the service sends null where the CLI prints NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [finite(v) for v in value]
+    return value
+
+
+def without(section: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in section.items() if k not in keys}
+
+
+def test_run_through_http_matches_the_cli(db_url, live_server, reference) -> None:
+    backend = backend_of(db_url)
+    token = make_token(db_url, "alice")
+    timings: dict[str, float] = {}
+    with running_simulator(SimulatorConfig(seed=1)) as sim:
+        server = live_server(db_url, "--allow-base-url", sim.base_url)
+        client = server.client(token)
+        config = run_config(sim.openai_base_url)
+        started = time.monotonic()
+        created = client.post("/v1/runs", files=upload_files(config))
+        assert created.status_code == 201, created.text
+        run = created.json()
+        assert created.headers["location"] == f"/v1/runs/{run['id']}"
+        assert run["status"] in ("queued", "running") and run["owner"] == "alice"
+        total = run["progress"]["total"]
+        assert total == reference["summary"]["counts"]["requests"] == 284
+        # Watch progress: `done` only grows, and ends at the total.
+        seen = []
+        while True:
+            info = client.get(f"/v1/runs/{run['id']}").json()
+            seen.append(info["progress"]["done"])
+            if info["status"] not in ("queued", "running"):
+                break
+            time.sleep(0.05)
+        timings["run"] = time.monotonic() - started
+        assert info["status"] == "finished", info
+        assert seen == sorted(seen) and seen[-1] == total
+        assert info["progress"]["failed"] == 0 and info["progress"]["pending"] == 0
+        assert info["attempts"] == 1
+        # Each request answered once by the simulator: nothing sent twice.
+        stats = sim.stats()
+        assert stats["duplicates"] == 0
+        assert stats["answered"] == total - info["progress"]["cached"]
+
+    # Judgments, all pages: identical to the CLI run's rows.
+    rows, offset = [], 0
+    while offset is not None:
+        page = client.get(
+            f"/v1/runs/{run['id']}/judgments", params={"limit": 100, "offset": offset}
+        )
+        assert page.status_code == 200, page.text
+        body = page.json()
+        assert body["total"] == len(reference["judgments"])
+        rows += body["items"]
+        offset = body["next_offset"]
+    assert sorted(rows, key=lambda r: (r["pair_id"], r["judge"])) == reference["judgments"]
+
+    # Filters select exactly the matching rows.
+    ties = client.get(f"/v1/runs/{run['id']}/judgments", params={"winner": "tie", "limit": 1000})
+    expected_ties = [r for r in reference["judgments"] if r["winner"] == "tie"]
+    assert ties.json()["total"] == len(expected_ties) > 0
+    assert all(r["winner"] == "tie" for r in ties.json()["items"])
+    item = reference["judgments"][0]["item_id"]
+    one = client.get(f"/v1/runs/{run['id']}/judgments", params={"item_id": item}).json()
+    assert [r["item_id"] for r in one["items"]] == [item] * one["total"] and one["total"] >= 1
+    by_system = client.get(
+        f"/v1/runs/{run['id']}/judgments", params={"system": SYSTEMS[0], "limit": 1}
+    ).json()
+    assert by_system["total"] == len(reference["judgments"])  # every pair involves both
+    assert (
+        client.get(f"/v1/runs/{run['id']}/judgments", params={"system": "gpt-4"}).json()["total"]
+        == 0
+    )
+
+    # summary.json: the same counts, win rates and comparison as `judge run` wrote.
+    summary = client.get(f"/v1/runs/{run['id']}/summary.json").json()
+    ref = finite(reference["summary"])
+    assert summary["counts"] == ref["counts"]
+    assert summary["systems"] == ref["systems"]
+    assert summary["win_rates"] == ref["win_rates"]
+    assert summary["comparison"] == ref["comparison"]
+    comparison = client.get(f"/v1/runs/{run['id']}/comparison")
+    assert comparison.status_code == 200 and comparison.json() == ref["comparison"]
+    # With options: what `judge compare RUN --json --resamples 500 --baseline ...` prints.
+    options = {"resamples": 500, "baseline": SYSTEMS[0]}
+    custom = client.get(f"/v1/runs/{run['id']}/comparison", params=options)
+    assert custom.json() == finite(reference["compare_cli"])
+
+    # No labels yet: calibration says how to add them.
+    missing = client.get(f"/v1/runs/{run['id']}/calibration")
+    assert missing.status_code == 404 and "labels" in missing.json()["detail"]
+    labels = reference["labels"]
+    started = time.monotonic()
+    uploaded = client.post(
+        f"/v1/runs/{run['id']}/labels",
+        files={"labels": ("labels.jsonl", labels.read_bytes())},
+    )
+    timings["labels"] = time.monotonic() - started
+    assert uploaded.status_code == 200, uploaded.text
+    body = uploaded.json()
+    assert body["rows"] == len(labels.read_text().splitlines())
+    assert body["run"]["has_labels"] is True
+    expected = without(ref["calibration"], "human_labels")
+    assert without(body["calibration"], "human_labels") == expected
+    assert body["calibration"]["human_labels"] == "labels.jsonl"  # not the server's path
+    calibration = client.get(f"/v1/runs/{run['id']}/calibration").json()
+    assert without(calibration, "human_labels") == expected
+    custom = client.get(f"/v1/runs/{run['id']}/calibration", params={"resamples": 100, "seed": 3})
+    assert custom.json() == finite(reference["calibrate_cli"])
+
+    # The report, re-rendered with the calibration.
+    report = client.get(f"/v1/runs/{run['id']}/report.html")
+    assert report.status_code == 200
+    assert report.headers["content-type"].startswith("text/html")
+    assert "sandbox" in report.headers["content-security-policy"]
+    assert "service-test" in report.text and "alpha" in report.text.lower()
+
+    listing = client.get("/v1/runs").json()
+    assert [r["id"] for r in listing["items"]] == [run["id"]] and listing["total"] == 1
+    print(
+        f"\n[{backend}] 284 requests: run {timings['run']:.1f} s (submit to finished), "
+        f"labels + recalibration {timings['labels']:.1f} s"
+    )
+
+
+def test_cancel_stops_the_run_and_resume_finishes_it(db_url, live_server, reference) -> None:
+    token = make_token(db_url, "carol")
+    slow = SimulatorConfig(seed=1, latency={"kind": "fixed", "median_s": 0.05})
+    with running_simulator(slow) as sim:
+        server = live_server(db_url, "--allow-base-url", sim.base_url)
+        client = server.client(token)
+        config = run_config(
+            sim.openai_base_url, judges=[judge_spec(sim.openai_base_url, max_connections=4)]
+        )
+        run = client.post("/v1/runs", files=upload_files(config)).json()
+        while (info := client.get(f"/v1/runs/{run['id']}").json())["progress"]["done"] < 20:
+            time.sleep(0.05)
+        cancelled = client.post(f"/v1/runs/{run['id']}/cancel")
+        assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+        # The worker stops: progress freezes well short of the total.
+        time.sleep(1.0)
+        frozen = client.get(f"/v1/runs/{run['id']}").json()["progress"]["done"]
+        time.sleep(0.5)
+        info = client.get(f"/v1/runs/{run['id']}").json()
+        assert info["status"] == "cancelled"
+        assert info["progress"]["done"] == frozen < info["progress"]["total"]
+        assert client.post(f"/v1/runs/{run['id']}/cancel").status_code == 409
+        # Results of a cancelled run: not computed.
+        assert client.get(f"/v1/runs/{run['id']}/comparison").status_code == 409
+        resumed = client.post(f"/v1/runs/{run['id']}/resume")
+        assert resumed.status_code == 200 and resumed.json()["status"] in ("queued", "running")
+        info = wait_for(client, run["id"], {"finished", "failed"})
+        stats = sim.stats()
+    assert info["status"] == "finished" and info["attempts"] == 2
+    assert client.post(f"/v1/runs/{run['id']}/resume").status_code == 409
+    rows = client.get(f"/v1/runs/{run['id']}/judgments", params={"limit": 1000}).json()["items"]
+    assert sorted(rows, key=lambda r: (r["pair_id"], r["judge"])) == reference["judgments"]
+    # Only what was in flight at the cancel can have been answered twice.
+    assert (
+        stats["answered"] - (info["progress"]["total"] - info["progress"]["cached"])
+        == stats["duplicates"]
+    )
+    assert stats["duplicates"] <= 4
+
+
+@pytest.mark.parametrize("db_url", ["sqlite"], indirect=True)
+def test_server_side_paths_when_the_operator_allows_them(db_url, live_server, reference, tmp_path):
+    """JSON submission naming files on the server (under --allow-server-paths), judged by the
+    run's own simulator (`base_url: simulator`): the same judgments as `judge run`."""
+    token = make_token(db_url, "dana")
+    server = live_server(db_url, "--allow-server-paths", str(MT_BENCH))
+    client = server.client(token)
+    data = {
+        "items": str(MT_BENCH / "items.jsonl"),
+        "responses": str(MT_BENCH / "responses.jsonl.gz"),
+        "allow_empty_outputs": True,
+        "systems": SYSTEMS,
+    }
+    config = run_config("simulator", data=data, simulator={"seed": 1})
+    outside = tmp_path / "items.jsonl"
+    outside.write_bytes((MT_BENCH / "items.jsonl").read_bytes())
+    for items, why in (
+        (str(outside), "outside"),
+        ("items.jsonl", "relative"),
+        (str(MT_BENCH / ".." / ".." / "README.md"), "traversal"),
+    ):
+        refused = client.post(
+            "/v1/runs", json={"config": {**config, "data": {**data, "items": items}}}
+        )
+        assert refused.status_code == 400, (why, refused.text)
+        assert refused.json()["field"] == "data.items"
+    created = client.post("/v1/runs", json={"config": config})
+    assert created.status_code == 201, created.text
+    info = wait_for(client, created.json()["id"], {"finished", "failed"})
+    assert info["status"] == "finished", info
+    rows = client.get(f"/v1/runs/{info['id']}/judgments", params={"limit": 1000}).json()["items"]
+    assert sorted(rows, key=lambda r: (r["pair_id"], r["judge"])) == reference["judgments"]

@@ -450,10 +450,17 @@ def _compare_pairwise(
     if cluster_col == "cluster":  # the Bradley–Terry bootstrap resamples these units
         judgments["item_id"] = df["cluster"]
     bt = _ranking(judgments, seed=seed, resamples=resamples, ci=ci, notes=notes)
+    # Distinct items over both slots: an item where a system is system_a in one pair and
+    # system_b in another is still one item.
     n_items = (
-        df.groupby("system_a")["item_id"]
+        pd.concat(
+            [
+                df[["system_a", "item_id"]].set_axis(["system", "item_id"], axis=1),
+                df[["system_b", "item_id"]].set_axis(["system", "item_id"], axis=1),
+            ]
+        )
+        .groupby("system")["item_id"]
         .nunique()
-        .add(df.groupby("system_b")["item_id"].nunique(), fill_value=0)
     )
     ranking: tuple[SystemSummary, ...] = ()
     if bt is not None:

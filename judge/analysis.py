@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -159,7 +160,15 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
         gates=config.compare.gates,
         ci=_CONFIDENCE,
     )
-    return report.to_dict()
+    result = report.to_dict()
+    # The smallest p-value this many resamples can give (one pseudo-count): pairs at it are
+    # "at most", not "equal to", their p.
+    floor = 1.0 / (config.compare.resamples + 1)
+    result["p_floor"] = floor
+    for c in [*result["comparisons"], *result["by_stratum"]]:
+        p = c.get("p_value")
+        c["p_at_floor"] = p is not None and p <= floor * (1 + 1e-9)
+    return result
 
 
 def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[dict[str, Any]]:
@@ -336,6 +345,26 @@ def _oriented(pairs: dict[tuple[str, str], dict], upper: str, lower: str) -> dic
     }
 
 
+_TARGET = re.compile(r"^win rate of (?P<a>.+) over (?P<b>.+) \(ties count half\)$")
+
+
+def _self_preference_check(summary: dict) -> dict[str, Any] | None:
+    """Where the judge and the humans differ most on a pair with a system of the judge's own
+    family: the judge's win rate beside the humans' alone on the same pair."""
+    same = summary.get("same_family") or {}
+    own = set(same.get("systems") or [])
+    corrected = (summary.get("calibration") or {}).get("corrected") or []
+    worst = None
+    for c in corrected:
+        match = _TARGET.match(c.get("target") or "")
+        raw, human = (c.get("raw") or {}).get("value"), (c.get("human_only") or {}).get("value")
+        if not match or raw is None or human is None or not own & set(match.groups()):
+            continue
+        if worst is None or abs(raw - human) > abs(worst["judge"] - worst["humans"]):
+            worst = {"target": c["target"], "judge": raw, "humans": human, "corrected": c["value"]}
+    return worst
+
+
 def _decision(summary: dict) -> dict[str, Any]:
     """What the comparison supports: the leader, whether the runner-up is told apart, and
     for each neighbouring pair of the ranking the items that would make it distinguishable
@@ -366,6 +395,7 @@ def _decision(summary: dict) -> dict[str, Any]:
     calibration = summary.get("calibration") or {}
     gate = (calibration.get("gate") or {}).get("verdict") if calibration else None
     return {
+        "self_preference_check": _self_preference_check(summary),
         "leader": ranking[0]["system"] if ranking else None,
         "leader_tied_with": [r["system"] for r in ranking[1:] if r["rank"] == ranking[0]["rank"]]
         if ranking

@@ -136,8 +136,8 @@ class GateConfig(_Strict):
 
 class CalibrationConfig(_Strict):
     human: Path | None = None
-    """Human labels (item_id, system_a, system_b, winner [, annotator] or item_id, system,
-    score [, annotator]); the judge is calibrated against them after the run."""
+    """Human labels (item_id, system_a, system_b, winner, annotator; or item_id, system, score,
+    annotator); the judge is calibrated against them after the run."""
     strata: list[str] = Field(default_factory=list)
     """Columns (of the items or the labels) to report agreement per stratum by."""
     published: Path | None = None

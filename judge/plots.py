@@ -126,7 +126,7 @@ def judge_bias(judges: dict[str, dict[str, Any]]) -> bytes | None:
     ax.axvline(0.5, color="black", lw=0.8, ls="--")
     ax.set_yticks([i + height for i in range(len(names))], names)
     ax.set_xlim(0, 1.1)
-    ax.set_title("Judge behaviour (dashed: 0.5, no preference)")
+    ax.set_title("Judge behaviour (dashed: 0.5 = no position or length preference)")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3, frameon=False)
     return _png(fig)
 

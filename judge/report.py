@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -81,15 +82,41 @@ def _replace(path: Path, text: str) -> None:
 
 
 # --------------------------------------------------------------------------- formatting
+# Every number reaches the page through these formatters, which note the value they were given
+# and the text they made: `build_traced` returns that ledger so a test can check each value is
+# one of summary.json's and that the page holds no number the formatters did not write.
+
+_ledger: ContextVar[list[tuple[Any, str]] | None] = ContextVar("report_ledger", default=None)
+
+
+def _noted(value: Any, text: str) -> str:
+    ledger = _ledger.get()
+    if ledger is not None:
+        ledger.append((value, text))
+    return text
+
+
+def label(x: object) -> str:
+    """A name that may look like a number (a stratum value "1", a version "2.14.0")."""
+    return _noted(x, str(x))  # type: ignore[arg-type]
+
+
+def count(x: int | float) -> str:
+    """An integer (or a value shown as given, e.g. a parameter)."""
+    return _noted(x, str(x))
 
 
 def pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
+    return "n/a" if x is None else _noted(x, f"{100 * x:.1f}%")
+
+
+def pct0(x: float | None) -> str:
+    return "n/a" if x is None else _noted(x, f"{100 * x:.0f}%")
 
 
 def level(x: float) -> str:
     """A confidence level: 0.95 -> 95%."""
-    return f"{100 * x:g}%"
+    return _noted(x, f"{100 * x:g}%")
 
 
 def num(x: float | None, digits: int = 3) -> str:
@@ -97,7 +124,21 @@ def num(x: float | None, digits: int = 3) -> str:
         return "n/a"
     text = f"{x:.{digits}f}"
     # A bootstrap bound of -1e-17 is zero: "-0.00" would read as a sign it does not have.
-    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+    if text.startswith("-") and not text.strip("-0."):
+        text = text[1:]
+    return _noted(x, text)
+
+
+def short(x: float | None) -> str:
+    return num(x, 2)
+
+
+def usd(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else "$" + num(x, digits)
+
+
+def seconds(x: float | None) -> str:
+    return "n/a" if x is None else num(x, 3) + " s"
 
 
 def interval(value: float | None, low: float | None, high: float | None, style=num) -> str:
@@ -115,14 +156,24 @@ def _est(e: dict | None, style=num) -> str:
 
 
 def _share(m: dict) -> str:
-    return f"{pct(m['value'])} ({m['agree']}/{m['comparisons']})"
+    return f"{pct(m['value'])} ({count(m['agree'])}/{count(m['comparisons'])})"
 
 
 def _stratum_name(stratum: dict[str, str]) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in stratum.items()) or "all"
+    return ", ".join(f"{k} = {label(v)}" for k, v in stratum.items()) or "all"
 
 
 # --------------------------------------------------------------------------- the page
+
+
+def build_traced(summary: dict[str, Any]) -> tuple[list[Block], list[tuple[Any, str]]]:
+    """The page's blocks and the ledger of (value, text) of every number formatted on it."""
+    ledger: list[tuple[Any, str]] = []
+    token = _ledger.set(ledger)
+    try:
+        return build(summary), ledger
+    finally:
+        _ledger.reset(token)
 
 
 def build(summary: dict[str, Any]) -> list[Block]:
@@ -150,18 +201,19 @@ def _setup(summary: dict) -> list[Block]:
     env = run.get("environment") or {}
     judges = [
         [
-            j["model"],
+            j["model"] + (" (recorded verdicts replayed)" if j.get("recorded") else ""),
             j.get("family") or "inferred",
-            json.dumps(j.get("params") or {}, sort_keys=True),
+            ", ".join(f"{k}={_param(v)}" for k, v in sorted((j.get("params") or {}).items()))
+            or "provider defaults",
             j.get("transport") or "",
         ]
         for j in run["judges"]
     ]
-    seeds = ", ".join(f"{k} {v}" for k, v in (run.get("seeds") or {}).items())
+    seeds = ", ".join(f"{k} {count(v)}" for k, v in (run.get("seeds") or {}).items())
     calibration = summary.get("calibration") or {}
     if calibration:
-        seeds += f", calibration {calibration['seed']}"
-    packages = ", ".join(f"{k} {v}" for k, v in sorted((env.get("packages") or {}).items()))
+        seeds += f", calibration {count(calibration['seed'])}"
+    packages = ", ".join(f"{k} {label(v)}" for k, v in sorted((env.get("packages") or {}).items()))
     pairs = run.get("pairs") or {}
     sampling = f"pairs: {pairs.get('mode', 'all')}"
     if pairs.get("baseline"):
@@ -174,11 +226,11 @@ def _setup(summary: dict) -> list[Block]:
         Bullets(
             [
                 f"Systems: {', '.join(comparison.get('systems') or [])}",
-                f"Rubric: {rubric.get('id')}@{rubric.get('version')} ({rubric.get('hash')})",
+                f"Rubric: {rubric.get('id')}@{count(rubric.get('version'))} ({rubric.get('hash')})",
                 f"Sampling: {sampling}",
                 f"Seeds: {seeds}",
                 f"Config: {run.get('config_hash')}; recorded {env.get('recorded_at')} on "
-                f"Python {env.get('python')}",
+                f"Python {label(env.get('python'))}",
                 f"Packages: {packages}",
             ]
         ),
@@ -186,13 +238,21 @@ def _setup(summary: dict) -> list[Block]:
     ]
 
 
+def _param(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return json.dumps(value)
+    return count(value)
+
+
 def _data(summary: dict) -> list[Block]:
     counts = summary["counts"]
     scrub = summary.get("scrub") or {}
     data = summary.get("data") or {}
-    rules = ", ".join(f"{k} {v}" for k, v in sorted((scrub.get("by_rule") or {}).items()) if v)
+    rules = ", ".join(
+        f"{k} {count(v)}" for k, v in sorted((scrub.get("by_rule") or {}).items()) if v
+    )
     strata = [
-        [column, ", ".join(f"{value} ({n})" for value, n in sizes.items())]
+        [column, ", ".join(f"{label(value)} ({count(n)})" for value, n in sizes.items())]
         for column, sizes in (data.get("strata") or {}).items()
     ]
     calibration = summary.get("calibration") or {}
@@ -206,22 +266,23 @@ def _data(summary: dict) -> list[Block]:
         Heading("Data"),
         Bullets(
             [
-                f"{counts['items']} items, {counts['blinded']} responses, {counts['pairs']} "
-                f"pairs judged ({summary.get('skipped_pairs', 0)} pairs skipped: a system's "
-                "answer missing), "
-                f"{counts['requests']} judge requests",
-                f"Replies: {counts['verdicts']} verdicts, {counts['parse_failures']} parse "
-                f"failures, {counts['errors']} errors, {counts['pending']} pending; "
-                f"{counts['cached']} from the cache",
-                f"Blinding: {scrub.get('total', 0)} identity markers scrubbed in "
-                f"{scrub.get('responses_changed', 0)} of {scrub.get('responses', 0)} responses"
-                + (f" ({rules})" if rules else ""),
+                f"{count(counts['items'])} items, {count(counts['blinded'])} responses, "
+                f"{count(counts['pairs'])} pairs judged ({count(summary.get('skipped_pairs', 0))}"
+                " pairs skipped: a system's answer missing), "
+                f"{count(counts['requests'])} judge requests",
+                f"Replies: {count(counts['verdicts'])} verdicts, "
+                f"{count(counts['parse_failures'])} parse failures, {count(counts['errors'])} "
+                f"errors, {count(counts['pending'])} pending; {count(counts['cached'])} from the "
+                "cache",
+                f"Blinding: {count(scrub.get('total', 0))} identity markers scrubbed in "
+                f"{count(scrub.get('responses_changed', 0))} of {count(scrub.get('responses', 0))}"
+                " responses" + (f" ({rules})" if rules else ""),
                 holdout,
             ]
         ),
     ]
     strata += [
-        [column, f"{n} values (one per item group; not listed)"]
+        [column, f"{count(n)} values (one per item group; not listed)"]
         for column, n in (data.get("many_valued") or {}).items()
     ]
     if strata:
@@ -240,8 +301,8 @@ def _results(summary: dict) -> list[Block]:
     blocks.append(
         Para(
             f"Judged by {comparison['judge']}. Ranking with {ci} intervals from "
-            f"{comparison['resamples']} paired bootstrap resamples over items (seed "
-            f"{comparison['seed']}); systems whose intervals overlap share a rank."
+            f"{count(comparison['resamples'])} paired bootstrap resamples over items (seed "
+            f"{count(comparison['seed'])}); systems whose intervals overlap share a rank."
         )
     )
     rows = []
@@ -249,11 +310,11 @@ def _results(summary: dict) -> list[Block]:
         w = win.get(r["system"])
         rows.append(
             [
-                str(r["rank"]),
+                count(r["rank"]),
                 r["system"],
                 interval(r["estimate"], r["ci_low"], r["ci_high"]),
                 interval(w["win_rate"], w["ci_low"], w["ci_high"], pct) if w else "n/a",
-                str(r["n_items"]),
+                count(r["n_items"]),
             ]
         )
     blocks.append(Table(["rank", "system", strength, "win rate vs all others", "items"], rows))
@@ -271,13 +332,23 @@ def _results(summary: dict) -> list[Block]:
         [
             f"{c['a']} vs {c['b']}",
             interval(c["mean_diff"], c["ci_low"], c["ci_high"]),
-            f"{c['wins']}/{c['losses']}/{c['ties']}",
-            num(c["p_holm"]),
+            f"{count(c['wins'])}/{count(c['losses'])}/{count(c['ties'])}",
+            ("≤ " if c.get("p_at_floor") else "") + num(c["p_holm"]),
             "yes" if c["distinguishable"] else "no",
         ]
         for c in comparison["comparisons"]
     ]
     blocks.append(Heading("Paired differences", 3))
+    if comparison.get("p_floor") is not None and any(
+        c.get("p_at_floor") for c in comparison["comparisons"]
+    ):
+        blocks.append(
+            Para(
+                f"A bootstrap of {count(comparison['resamples'])} resamples gives no p-value "
+                f"below {num(comparison['p_floor'], 5)} (before Holm's adjustment): pairs at "
+                "that floor are marked ≤."
+            )
+        )
     blocks.append(
         Table(["pair", "difference (net win rate)", "W/L/T", "p (Holm)", "told apart"], diffs)
     )
@@ -298,9 +369,9 @@ def _per_stratum(summary: dict, comparison: dict) -> list[Block]:
     pairs = _neighbour_pairs(summary)
     oriented = (summary.get("decision") or {}).get("neighbours_by_stratum") or {}
     rows = [
-        [stratum]
+        [label(stratum)]
         + [
-            "n/a" if c is None else interval(c["diff"], c["ci_low"], c["ci_high"], _short)
+            "n/a" if c is None else interval(c["diff"], c["ci_low"], c["ci_high"], short)
             for c in found
         ]
         for stratum, found in oriented.items()
@@ -313,9 +384,9 @@ def _per_stratum(summary: dict, comparison: dict) -> list[Block]:
         for stratum, rates in by_stratum.items():
             mine = {w["system"]: w for w in rates}
             table.append(
-                [stratum]
+                [label(stratum)]
                 + [
-                    interval(mine[s]["win_rate"], mine[s]["ci_low"], mine[s]["ci_high"], _pct0)
+                    interval(mine[s]["win_rate"], mine[s]["ci_low"], mine[s]["ci_high"], pct0)
                     if s in mine
                     else "n/a"
                     for s in systems
@@ -339,14 +410,6 @@ def _per_stratum(summary: dict, comparison: dict) -> list[Block]:
     return blocks
 
 
-def _pct0(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.0f}%"
-
-
-def _short(x: float | None) -> str:
-    return num(x, 2)
-
-
 def _same_family(summary: dict) -> list[Block]:
     same = summary.get("same_family")
     if not same:
@@ -357,9 +420,11 @@ def _same_family(summary: dict) -> list[Block]:
         Heading("Same-family verdicts", 3),
         Para(
             f"{judges} shares a family with {', '.join(same['systems'])}: "
-            f"{same['flagged_pairs']} pair judgments are flagged (allowed by the config), "
-            f"{same['cross_family_pairs']} are cross-family. Ranking of the systems without "
-            "the flagged pairs, beside their rank with them:"
+            f"{count(same['flagged_pairs'])} pair judgments are flagged (allowed by the config), "
+            f"{count(same['cross_family_pairs'])} are cross-family. Without the flagged pairs "
+            f"{', '.join(same['systems'])} drop out (every pair of theirs is flagged) and the "
+            "others are ranked among themselves, so their ranks renumber; what matters is "
+            "whether their order holds:"
         ),
     ]
     only = same.get("cross_family_only")
@@ -367,9 +432,9 @@ def _same_family(summary: dict) -> list[Block]:
         rows = [
             [
                 r["system"],
-                str(r["rank"]),
+                count(r["rank"]),
                 interval(r["estimate"], r["ci_low"], r["ci_high"]),
-                str(full[r["system"]]["rank"]) if r["system"] in full else "n/a",
+                count(full[r["system"]]["rank"]) if r["system"] in full else "n/a",
             ]
             for r in only["ranking"]
         ]
@@ -394,12 +459,13 @@ def _same_family(summary: dict) -> list[Block]:
 
 
 def _cost(summary: dict) -> list[Block]:
+    replayed = {j["model"] for j in summary["run"]["judges"] if j.get("recorded")}
     rows = [
         [
             name,
-            f"${s['cost_usd']:.2f}" if s.get("cost_usd") is not None else "unknown",
-            f"{s['latency_median_s']:.3f} s" if s.get("latency_median_s") is not None else "n/a",
-            str(s["requests"]),
+            "replayed, not measured" if name in replayed else usd(s.get("cost_usd")),
+            "replayed, not measured" if name in replayed else seconds(s.get("latency_median_s")),
+            count(s["requests"]),
         ]
         for name, s in (summary.get("judges") or {}).items()
     ]
@@ -417,10 +483,10 @@ def _cost(summary: dict) -> list[Block]:
             [
                 [
                     name,
-                    "n/a" if c["latency_median_s"] is None else f"{c['latency_median_s']:.3f} s",
-                    "n/a" if c["cost_usd_mean"] is None else f"${c['cost_usd_mean']:.4f}",
-                    "n/a" if c["cost_usd_total"] is None else f"${c['cost_usd_total']:.2f}",
-                    str(c["responses"]),
+                    seconds(c["latency_median_s"]),
+                    usd(c["cost_usd_mean"], 4),
+                    usd(c["cost_usd_total"]),
+                    count(c["responses"]),
                 ]
                 for name, c in systems.items()
             ],
@@ -450,7 +516,7 @@ def _judge(summary: dict) -> list[Block]:
                 "position consistency",
                 "first slot wins",
                 "longer answer wins",
-                "ties",
+                "ties (single order)",
                 "parse failures",
             ],
             rows,
@@ -469,10 +535,12 @@ def _judge(summary: dict) -> list[Block]:
     gate = calibration["gate"]
     blocks.append(
         Para(
-            f"{calibration['join']['matched_labels']} of {calibration['join']['human_labels']} "
-            f"human labels fall on judged pairs ({calibration['join']['human_only']['count']} "
-            f"labelled keys were not judged); agreement on those {overall['keys']} keys, "
-            f"{level(calibration['confidence'])} intervals from {calibration['resamples']} "
+            f"{count(calibration['join']['matched_labels'])} of "
+            f"{count(calibration['join']['human_labels'])} human labels fall on judged pairs "
+            f"({count(calibration['join']['human_only']['count'])} labelled keys were not "
+            f"judged); agreement on those {count(overall['keys'])} keys, "
+            f"{level(calibration['confidence'])} intervals from "
+            f"{count(calibration['resamples'])} "
             "resamples over keys:"
         )
     )
@@ -517,7 +585,7 @@ def _corrected(calibration: dict) -> list[Block]:
             _est(c["raw"]),
             _est(c["human_only"]),
             interval(c["value"], c["ci_low"], c["ci_high"]),
-            str(c["n"]),
+            count(c["n"]),
         ]
         for c in corrected
     ]
@@ -547,9 +615,10 @@ def _literature(summary: dict) -> list[Block]:
     return [
         Heading("Against the published verdicts", 3),
         Para(
-            f"This run's verdicts equal the published ones on {lit['identical_verdicts']} of "
-            f"{lit['shared_keys']} shared keys ({lit['run_keys']} judged here, "
-            f"{lit['keys']} published; the rest lack an answer text). The published verdicts' "
+            f"This run's verdicts equal the published ones on {count(lit['identical_verdicts'])}"
+            f" of {count(lit['shared_keys'])} shared keys ({count(lit['run_keys'])} judged here, "
+            f"{count(lit['keys'])} published; the rest lack an answer text). The published "
+            "verdicts' "
             "agreement with the same human labels on every key:"
         ),
         Table(["stratum", "agreement S1", "S2"], rows),
@@ -558,45 +627,78 @@ def _literature(summary: dict) -> list[Block]:
 
 def _decision(summary: dict) -> list[Block]:
     decision = summary.get("decision") or {}
-    neighbours = decision.get("neighbours") or []
     items = []
     if decision.get("leader"):
         tied = decision.get("leader_tied_with") or []
         lead = f"{decision['leader']} ranks first"
         lead += f", tied with {', '.join(tied)}" if tied else ""
         items.append(lead + ".")
-    for n in neighbours:
+    for n in decision.get("neighbours") or []:
+        shown = f"{interval(n['diff'], n['ci_low'], n['ci_high'])} on {count(n['n'])} items"
+        need = n["items_needed"]
         if n["distinguishable"]:
             items.append(
-                f"{n['upper']} over {n['lower']}: {interval(n['diff'], n['ci_low'], n['ci_high'])}"
-                f" on {n['n']} items, told apart; at this difference about "
-                f"{n['items_needed']} items would still tell them apart."
+                f"{n['upper']} over {n['lower']}: {shown}, told apart; at this difference about "
+                f"{count(need)} items would still tell them apart."
             )
         else:
-            need = n["items_needed"]
-            more = f"about {need} items would" if need else "no number of items would"
+            more = f"about {count(need)} items would" if need else "no number of items would"
             items.append(
-                f"{n['upper']} vs {n['lower']}: {interval(n['diff'], n['ci_low'], n['ci_high'])}"
-                f" on {n['n']} items, not told apart; {more} tell them apart if the difference "
-                "held."
+                f"{n['upper']} vs {n['lower']}: {shown}, not told apart; {more} tell them apart "
+                "if the difference held."
             )
+    items += _self_preference_items(summary)
+    return [Heading("Decision"), Para(_gate_sentence(summary)), Bullets(items)]
+
+
+def _self_preference_items(summary: dict) -> list[str]:
+    same = summary.get("same_family")
+    if not same:
+        return []
+    judges = ", ".join(j["model"] for j in summary["run"]["judges"])
+    text = (
+        f"{', '.join(same['systems'])} are judged by their own family ({judges}): every "
+        "verdict on their pairs is flagged, so their places rest on a judge that may favour "
+        "them."
+    )
+    check = (summary.get("decision") or {}).get("self_preference_check")
+    if check:
+        text += (
+            f" Largest gap on such a pair, {check['target']}: the judge {num(check['judge'])}, "
+            f"the humans alone {num(check['humans'])} (corrected {num(check['corrected'])}; "
+            "see Corrected estimates)."
+        )
+    return [text]
+
+
+def _gate_sentence(summary: dict) -> str:
+    decision = summary.get("decision") or {}
     gate = decision.get("gate")
     if decision.get("trusted"):
-        verdict = "The judge passed the calibration gate: these results can be relied on."
-    elif gate == "not calibrated":
-        verdict = (
+        return "The judge passed the calibration gate: these results can be relied on."
+    if gate == "not calibrated":
+        return (
             "The judge was not calibrated against humans: treat the ranking as the judge's "
             "opinion, not as a measurement."
         )
-    else:
-        thresholds = ((summary.get("calibration") or {}).get("gate") or {}).get("thresholds", {})
-        verdict = (
-            f"The judge is {gate.upper()} by the calibration gate: the ranking above is flagged, "
-            f"not trusted. A judge-human alpha whose lower bound reaches "
-            f"{num(thresholds.get('alpha_use'))} would change that (see the Judge section for "
-            "the humans' own agreement)."
+    calibration = summary.get("calibration") or {}
+    thresholds = (calibration.get("gate") or {}).get("thresholds", {})
+    sentence = (
+        f"The judge is {gate.upper()} by the calibration gate: the ranking below is flagged, "
+        "not trusted."
+    )
+    ceiling = (calibration.get("overall") or {}).get("ceiling") or {}
+    human = ceiling.get("human_alpha") or {}
+    use = thresholds.get("alpha_use")
+    if human.get("ci_high") is not None and use is not None and human["ci_high"] < use:
+        return sentence + (
+            f" The humans themselves agree only to alpha {_est(human)}, below the "
+            f"{num(use)} the gate asks of the judge: more or clearer human labels come first; "
+            "no judge can be shown to agree with labels better than they agree with each other."
         )
-    return [Heading("Decision"), Para(verdict), Bullets(items)]
+    return sentence + (
+        f" A judge-human alpha whose lower bound reaches {num(use)} would change that."
+    )
 
 
 # --------------------------------------------------------------------------- renderers

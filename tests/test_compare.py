@@ -430,3 +430,14 @@ def test_compare_table_pairwise_all_pairs_clusters_and_notes() -> None:
     assert any(n.startswith("no ranking:") for n in report.notes)
     with pytest.raises(ValueError, match="score\\(\\) needs a scores table"):
         compare_table(only_pq, kind="pairwise", resamples=100, gates=["score(p) > 0"])
+
+
+def test_ranking_counts_each_item_once_whichever_slot_the_system_had() -> None:
+    # b is system_b against a and system_a against c on the same four items: four items, not 8.
+    rows = [
+        {"item_id": f"i{i}", "system_a": x, "system_b": y, "score_a": score}
+        for i in range(4)
+        for x, y, score in (("a", "b", 1.0), ("b", "c", 1.0), ("a", "c", 0.5))
+    ]
+    report = compare_table(pd.DataFrame(rows), kind="pairwise", resamples=200, seed=0)
+    assert {s.system: s.n_items for s in report.ranking} == {"a": 4, "b": 4, "c": 4}

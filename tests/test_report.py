@@ -13,12 +13,14 @@ import re
 import shutil
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from judge.report import build_traced, to_markdown
 from judge.simulator import SimulatorConfig, running_simulator
 from tests.helpers import MT_BENCH, REPO, run_cli
 from tests.test_demo_blinding import SYSTEMS, _response_derived_texts, _violations
@@ -107,61 +109,78 @@ def test_same_family_pairs_are_flagged_and_their_effect_shown(demo: Path) -> Non
 _NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?%?")
 
 
-def _leaves(obj: Any) -> tuple[list[float], list[str]]:
-    numbers: list[float] = []
-    strings: list[str] = []
-
-    def walk(x: Any) -> None:
-        if isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, list):
-            for v in x:
-                walk(v)
-        elif isinstance(x, bool) or x is None:
-            return
-        elif isinstance(x, int | float):
-            numbers.append(float(x))
-        elif isinstance(x, str):
-            strings.append(x)
-
-    walk(obj)
-    return numbers, strings
+def _leaves(obj: Any) -> list[Any]:
+    """Every value of the summary, and every key (strata and systems are keys, too)."""
+    if isinstance(obj, dict):
+        return [*obj.keys(), *(leaf for v in obj.values() for leaf in _leaves(v))]
+    if isinstance(obj, list):
+        return [leaf for v in obj for leaf in _leaves(v)]
+    return [obj]
 
 
-def _unexplained_numbers(report: str, summary: dict[str, Any]) -> list[str]:
-    """Numbers in the report that no value of the summary formats to."""
-    numbers, strings = _leaves(summary)
-    # Text the summary holds verbatim (system names, hashes, versions, gate reasons) is the
-    # summary's own: cut it out, longest first, before looking at numbers.
-    # Only text with letters: a bare "1" (a stratum value) is a number, checked as one.
-    named = {s for s in strings if re.search(r"\d", s) and re.search(r"[A-Za-z]", s)}
+def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any, str]]) -> list:
+    """Why the page's numbers are not exactly the summary's, formatted: values the formatters
+    were given that are not summary values; numbers on the page no formatter wrote (or wrote
+    a different number of times)."""
+    leaves = _leaves(summary)
+    known = {repr(v) for v in leaves if not isinstance(v, bool)}
+    foreign = [value for value, _ in ledger if repr(value) not in known]
+    # Text the summary holds verbatim with letters and digits in it (system names, hashes, gate
+    # reasons quoting their own numbers) is the summary's own: cut it out before counting.
+    named = {
+        v
+        for v in leaves
+        if isinstance(v, str) and re.search(r"[A-Za-z]", v) and re.search(r"\d", v)
+    }
     for text in sorted(named, key=len, reverse=True):
         report = report.replace(text, " ")
-    # Numbers quoted inside the summary's strings count as the summary's numbers too.
-    numbers += [float(m.rstrip("%")) for s in strings for m in _NUMBER.findall(s)]
-    formatted: set[str] = set()
-    for v in numbers:
-        for digits in range(5):
-            formatted.add(f"{v:.{digits}f}")
-            formatted.add(f"{100 * v:.{digits}f}%")
-        formatted.add(f"{100 * v:g}%")
-    return [token for token in _NUMBER.findall(report) if token not in formatted]
+    on_page = Counter(_NUMBER.findall(report))
+    written = Counter(t for _, text in ledger for t in _NUMBER.findall(text))
+    return foreign + sorted((on_page - written) | (written - on_page))
+
+
+def _traced(run_dir: Path) -> tuple[str, dict[str, Any], list[tuple[Any, str]]]:
+    summary = _summary(run_dir)
+    blocks, ledger = build_traced(summary)
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert to_markdown(blocks) == report  # the page on disk is the one traced here
+    return report, summary, ledger
 
 
 def test_every_number_in_the_report_comes_from_the_summary(demo: Path) -> None:
-    report = (demo / "report.md").read_text(encoding="utf-8")
-    summary = _summary(demo)
-    tokens = _NUMBER.findall(report)
-    assert len(tokens) > 300  # the check has something to check
-    assert _unexplained_numbers(report, summary) == []
+    report, summary, ledger = _traced(demo)
+    assert len(ledger) > 500  # the check has something to check
+    assert _page_problems(report, summary, ledger) == []
 
 
-def test_the_number_check_catches_a_number_of_its_own(demo: Path) -> None:
-    report = (demo / "report.md").read_text(encoding="utf-8")
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("| 25/70/55 |", "| 26/70/55 |"),  # a count
+        ("85.4%", "86.4%"),  # a percentage
+        ("0.300 [", "0.310 ["),  # a difference
+        ("about 22 items", "about 37 items"),  # the decision's item count
+        ("2254 pairs judged", "2255 pairs judged"),
+    ],
+)
+def test_the_number_check_catches_a_changed_number(demo: Path, old: str, new: str) -> None:
+    report, summary, ledger = _traced(demo)
+    assert old in report
+    tampered = report.replace(old, new, 1)
+    assert _page_problems(tampered, summary, ledger) != []
+
+
+def test_the_number_check_catches_a_value_not_in_the_summary(demo: Path) -> None:
+    report, summary, ledger = _traced(demo)
+    assert _page_problems(report, summary, [*ledger, (0.123456, "0.123")]) != []
+
+
+def test_ranking_counts_items_once(demo: Path) -> None:
     summary = _summary(demo)
-    tampered = report.replace("## Results", "## Results\n\nA win rate of 73.123% was seen.", 1)
-    assert _unexplained_numbers(tampered, summary) == ["73.123%"]
+    items = summary["counts"]["items"]
+    rates = {w["system"]: w["items"] for w in summary["win_rates"]}
+    for r in summary["comparison"]["ranking"]:
+        assert r["n_items"] == rates[r["system"]] <= items
 
 
 def test_report_sections_and_figures(demo: Path) -> None:
@@ -320,7 +339,8 @@ def test_systems_latency_and_cost_are_reported(tmp_path: Path) -> None:
         total = sum(r["cost_usd"] for r in mine)
         line = f"| {system} | {median:.3f} s | ${mean:.4f} | ${total:.2f} | {len(mine)} |"
         assert line in report
-    assert _unexplained_numbers(report, _summary(tmp_path / "run")) == []
+    report, summary, ledger = _traced(tmp_path / "run")
+    assert _page_problems(report, summary, ledger) == []
 
 
 def test_judge_report_on_a_non_run_is_a_clear_error(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ _PACKAGES = (
     "jinja2",
     "tenacity",
     "pyarrow",
+    "matplotlib",
 )
 
 

@@ -17,6 +17,7 @@ import argparse
 import contextlib
 import ctypes
 import fcntl
+import io
 import json
 import os
 import signal
@@ -24,7 +25,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from judge.errors import JudgeError
 from judge.service.layout import RunPaths
@@ -42,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--parent-pid", type=int, required=True)
     args = parser.parse_args(argv)
+    # Everything this process prints goes to worker.log: tracebacks quote paths, URLs and
+    # exception texts, which may carry a key. Masked as written, as the server's own log is.
+    sys.stdout, sys.stderr = RedactingStream(sys.stdout), RedactingStream(sys.stderr)
     paths = RunPaths(args.root)
     if not _die_with_parent(args.parent_pid):
         return 1  # the server is already gone: its successor starts a worker of its own
@@ -52,6 +56,46 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         os.close(lock)
     return {"finished": 0, "failed": 2, "interrupted": 130}.get(outcome["status"], 1)
+
+
+class RedactingStream(io.TextIOBase):
+    """A text stream writing through `redact`, a line at a time (a secret split across two
+    writes is still masked)."""
+
+    _MAX_PENDING = 1 << 16
+
+    def __init__(self, target: TextIO) -> None:
+        self._target = target
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        if "\n" in self._pending:
+            done, _, self._pending = self._pending.rpartition("\n")
+            self._target.write(redact(done + "\n"))
+        if len(self._pending) > self._MAX_PENDING:
+            self._target.write(redact(self._pending))
+            self._pending = ""
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending:
+            self._target.write(redact(self._pending))
+            self._pending = ""
+        self._target.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return self._target.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return getattr(self._target, "encoding", "utf-8")
 
 
 def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:

@@ -43,6 +43,23 @@ def serve(
     max_upload_mb: Annotated[
         float, typer.Option("--max-upload-mb", min=0.001, help="Largest request body (MB).")
     ] = 100.0,
+    max_expanded_mb: Annotated[
+        float | None,
+        typer.Option(
+            "--max-expanded-mb",
+            min=0.001,
+            help="Largest decompressed size of a submission's files together (MB; default: "
+            "4 x --max-upload-mb).",
+        ),
+    ] = None,
+    max_line_kb: Annotated[
+        float,
+        typer.Option(
+            "--max-line-kb",
+            min=0.001,
+            help="Longest line of an uploaded text file, largest Parquet value (KB).",
+        ),
+    ] = 1024.0,
     allow_server_paths: Annotated[
         list[Path] | None,
         typer.Option(
@@ -86,6 +103,8 @@ def serve(
         db_url=db,
         max_running=max_running,
         max_upload_mb=max_upload_mb,
+        max_expanded_mb=max_expanded_mb,
+        max_line_kb=max_line_kb,
         allow_server_paths=tuple(p.resolve() for p in allow_server_paths or []),
         allow_base_urls=tuple(allow_base_url or []),
         allow_key_envs=tuple(allow_key_env or []),

@@ -4,6 +4,9 @@ the mapping of library errors to problems."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,13 +23,15 @@ from judge.service.analysis import (
     finite,
     labels_file,
     refresh_analysis,
+    validate_labels,
 )
 from judge.service.db import runs
 from judge.service.layout import RunPaths
+from judge.service.limits import ExpansionBudget
 from judge.service.models import JudgmentsPage
 from judge.service.problems import ProblemError, data_problem, rename_paths
 from judge.service.registry import record_labels
-from judge.service.submit import client_name, save_upload, stored_name
+from judge.service.submit import checked, client_name, save_upload, stored_name
 
 __all__ = [
     "calibration_of",
@@ -35,6 +40,7 @@ __all__ = [
     "judgments_page",
     "library_call",
     "output_file",
+    "query_call",
     "require_finished",
     "store_labels",
     "summary_for_client",
@@ -142,6 +148,43 @@ def library_call(call: Callable[[], T], names: dict[str, str] | None = None) -> 
         ) from None
 
 
+_CLI_FLAGS = {"--judge-name": "judge"}
+"""Library messages name the CLI's options; the API's parameters instead."""
+
+
+def query_call(call: Callable[[], T], paths: RunPaths, params: dict[str, Any]) -> T:
+    """Run a computation the request's query `params` asked for. Its user errors are the
+    request's: 422 "Invalid request" naming the parameter (`field`) where one is at fault, in
+    the API's words (parameters, not CLI flags) and without server paths."""
+    try:
+        return call()
+    except JudgeError as exc:
+        detail = exc.detail if isinstance(exc, DataError) else str(exc)
+        field = None
+        for flag, param in _CLI_FLAGS.items():
+            if flag in detail:
+                detail = detail.replace(flag, f"the `{param}` parameter")
+                field = param
+        field = field or _parameter_in(detail, params)
+        if field is None and isinstance(exc, DataError):
+            detail = str(exc)  # about a file, not a parameter: keep its name
+        elif field is not None and f"`{field}`" not in detail:
+            detail = f"parameter `{field}`: {detail}"
+        names = {str(paths.inputs) + os.sep: "", str(paths.root): "<run>"}
+        raise ProblemError(
+            422, "invalid-request", "Invalid request", rename_paths(detail, names), field=field
+        ) from None
+
+
+def _parameter_in(message: str, params: dict[str, Any]) -> str | None:
+    """The parameter whose value the message quotes, if any."""
+    for name, value in params.items():
+        values = value if isinstance(value, list | tuple) else [value]
+        if any(v is not None and repr(str(v)) in message for v in values):
+            return name
+    return None
+
+
 def judgments_page(
     paths: RunPaths, status: str, filters: dict[str, str | None], limit: int, offset: int
 ) -> JudgmentsPage:
@@ -173,27 +216,57 @@ def judgments_page(
     )
 
 
+_LABEL_LOCKS: dict[str, threading.Lock] = {}
+_LABEL_LOCKS_GUARD = threading.Lock()
+
+
+def _labels_lock(run_id: str) -> threading.Lock:
+    """One lock per run: label uploads to one run replace and recalibrate one at a time."""
+    with _LABEL_LOCKS_GUARD:
+        return _LABEL_LOCKS.setdefault(run_id, threading.Lock())
+
+
 def store_labels(
-    engine: Engine, paths: RunPaths, row: Row[Any], upload: UploadFile
+    engine: Engine,
+    paths: RunPaths,
+    row: Row[Any],
+    upload: UploadFile,
+    budget: ExpansionBudget,
 ) -> tuple[int, dict[str, Any] | None, list[str]]:
     """Validate and keep the labels; calibrate at once when the run is finished. Returns
     (rows, calibration report or None, files refreshed)."""
-    from judge.labels import load_table
-
     name = client_name(upload.filename, "labels")
     final = paths.inputs / stored_name(LABELS_STEM, name, "")
-    # Checked under a temporary name: a refused upload leaves the previous labels in place.
-    staged = paths.inputs / ("upload." + final.name)
-    names = {str(staged): name, str(final): name}
-    record = save_upload(upload.file, staged, "labels", name)
+    # Checked under a name of its own (uploads to one run may arrive together), ending like
+    # the final name (the library reads the format from it); not `labels.*`, so a refused
+    # upload leaves the previous labels in place and in use.
+    fd, staged_name = tempfile.mkstemp(prefix="upload-", suffix="-" + final.name, dir=paths.inputs)
+    os.close(fd)
+    staged = Path(staged_name)
+    names = {str(staged): name, str(final): name, str(paths.root): "<run>"}
     try:
-        table = library_call(lambda: load_table(staged), names)
-        report = None
-        if row.status == "finished" and (paths.run_dir / JUDGMENTS).is_file():
-            report = library_call(lambda: calibration_of(paths.run_dir, staged), names)
-    except BaseException:
+        record = save_upload(upload.file, staged, "labels", name)
+        checked(budget, staged, names)
+        rows = library_call(lambda: validate_labels(staged), names)
+        with _labels_lock(row.id):
+            return _replace_labels(engine, paths, row, staged, final, record, names, rows)
+    finally:
         staged.unlink(missing_ok=True)
-        raise
+
+
+def _replace_labels(
+    engine: Engine,
+    paths: RunPaths,
+    row: Row[Any],
+    staged: Path,
+    final: Path,
+    record: dict[str, Any],
+    names: dict[str, str],
+    rows: int,
+) -> tuple[int, dict[str, Any] | None, list[str]]:
+    report = None
+    if _status(engine, row.id) == "finished" and (paths.run_dir / JUDGMENTS).is_file():
+        report = library_call(lambda: calibration_of(paths.run_dir, staged), names)
     old = labels_file(paths)
     if old is not None and old != final:
         old.unlink()
@@ -213,7 +286,7 @@ def store_labels(
             ) from None
         if "summary.json" in refreshed:
             report = summary_section(paths, "calibration")  # what the report now shows
-    return len(table), report, refreshed
+    return rows, report, refreshed
 
 
 def _status(engine: Engine, run_id: str) -> str | None:

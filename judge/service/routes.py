@@ -17,6 +17,7 @@ from judge.service import registry, results, submit
 from judge.service.auth import Principal, require_token
 from judge.service.db import ping
 from judge.service.layout import RunPaths
+from judge.service.limits import ExpansionBudget
 from judge.service.models import (
     CreateRunFromPaths,
     Health,
@@ -258,7 +259,7 @@ def calibration(
     if judge is None and by is None and resamples is None and seed is None:
         return results.summary_section(run.paths, "calibration")
     human = results.human_labels(run.paths)
-    return results.library_call(
+    return results.query_call(
         lambda: results.calibration_of(
             run.paths.run_dir,
             human,
@@ -266,7 +267,9 @@ def calibration(
             by=by or (),
             resamples=1000 if resamples is None else resamples,
             seed=seed or 0,
-        )
+        ),
+        run.paths,
+        {"judge": judge, "by": by, "resamples": resamples, "seed": seed},
     )
 
 
@@ -297,7 +300,7 @@ def comparison(
         section = results.summary_section(run.paths, "comparison", required=False)
         if section is not None:
             return section
-    return results.library_call(
+    return results.query_call(
         lambda: results.comparison_of(
             run.paths.run_dir,
             baseline=baseline,
@@ -306,7 +309,9 @@ def comparison(
             resamples=10_000 if resamples is None else resamples,
             seed=seed or 0,
             gates=gate or (),
-        )
+        ),
+        run.paths,
+        {"baseline": baseline, "by": by, "judge": judge, "gate": gate, "seed": seed},
     )
 
 
@@ -349,11 +354,12 @@ def report(run: Run) -> FileResponse:
 def upload_labels(
     request: Request, response: Response, run: Run, labels: Annotated[UploadFile, File()]
 ) -> LabelsResult:
-    """Upload human labels (JSONL, CSV or Parquet: item_id, system_a, system_b, winner
-    [, annotator] or item_id, system, score). A finished run is calibrated at once (and its
-    summary and report refreshed); otherwise when it finishes. Replaces earlier labels."""
+    """Upload human labels (JSONL, CSV or Parquet: item_id, system_a, system_b, winner,
+    annotator or item_id, system, score, annotator), checked on arrival. A finished run is
+    calibrated at once (and its summary and report refreshed); otherwise when it finishes.
+    Replaces earlier labels."""
     rows, report_dict, refreshed = results.store_labels(
-        _engine(request), run.paths, run.row, labels
+        _engine(request), run.paths, run.row, labels, ExpansionBudget(_settings(request))
     )
     if report_dict is None:
         response.status_code = 202

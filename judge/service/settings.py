@@ -34,6 +34,13 @@ class ServiceSettings:
     """Runs executing at once; more wait in `queued`."""
     max_upload_mb: float = 100.0
     """Largest request body accepted (all uploaded files together)."""
+    max_expanded_mb: float | None = None
+    """Largest size of a submission's uploaded files together once decompressed (`.gz` text,
+    Parquet data), or of one labels upload: checked before anything reads them, so a small
+    compressed file cannot blow up in memory. None: four times `max_upload_mb`."""
+    max_line_kb: float = 1024.0
+    """Longest line of an uploaded text file (JSONL, CSV, YAML; decompressed), and largest
+    single value of an uploaded Parquet file."""
     allow_server_paths: tuple[Path, ...] = ()
     """Directories whose files a JSON-submitted config may reference. Empty: uploads only."""
     allow_base_urls: tuple[str, ...] = ()
@@ -55,3 +62,12 @@ class ServiceSettings:
     @property
     def max_upload_bytes(self) -> int:
         return int(self.max_upload_mb * 1024 * 1024)
+
+    @property
+    def max_expanded_bytes(self) -> int:
+        mb = 4 * self.max_upload_mb if self.max_expanded_mb is None else self.max_expanded_mb
+        return int(mb * 1024 * 1024)
+
+    @property
+    def max_line_bytes(self) -> int:
+        return int(self.max_line_kb * 1024)

@@ -21,9 +21,10 @@ from starlette.datastructures import FormData, UploadFile
 
 from judge.errors import ConfigError, DataError, JudgeError
 from judge.service import policy
-from judge.service.analysis import LABELS_STEM
+from judge.service.analysis import LABELS_STEM, validate_labels
 from judge.service.auth import Principal
 from judge.service.layout import RunPaths, run_paths
+from judge.service.limits import ExpansionBudget
 from judge.service.models import CreateRunFromPaths
 from judge.service.problems import ProblemError, data_problem, rename_paths
 from judge.service.registry import insert_run, new_run_id
@@ -89,6 +90,7 @@ def create_from_upload(
         names = {str(paths.config): config_name}
         files: list[dict[str, Any]] = []
         stored: dict[str, Path] = {}
+        budget = ExpansionBudget(settings)
         for part in ("items", "responses", *OPTIONAL_PARTS):
             upload = form.get(part)
             if isinstance(upload, UploadFile):
@@ -98,6 +100,7 @@ def create_from_upload(
                 files.append(save_upload(upload.file, target, part, name))
                 names[str(target)] = name
                 stored[part] = target
+                checked(budget, target, names)  # before anything loads it
         data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
         raw["data"] = {**data, "items": stored["items"].name, "responses": stored["responses"].name}
         if "rubric" in stored:
@@ -144,12 +147,21 @@ def create_from_paths(
             with labels.open("rb") as fh:
                 files.append(save_upload(fh, copied, "labels", labels.name))
             names[str(copied)] = str(labels)
+            checked(ExpansionBudget(settings), copied, names)
         config = _finish(raw, paths, names, [], copied, settings)
         insert_run(engine, run_id, principal, config.name, files)
     except BaseException:
         shutil.rmtree(paths.root, ignore_errors=True)
         raise
     return run_id
+
+
+def checked(budget: ExpansionBudget, path: Path, names: dict[str, str]) -> None:
+    """`budget.check` on a saved upload, its read errors as 422 problems."""
+    try:
+        budget.check(path, names[str(path)])
+    except DataError as exc:
+        raise data_problem(exc, names) from None
 
 
 def _finish(
@@ -170,9 +182,9 @@ def _finish(
         config = load_config(paths.config)
         policy.check_config(config, settings, uploaded)
         if labels is not None:
-            from judge.labels import load_table
-
-            load_table(labels)  # the table must at least parse; it is joined when used
+            # Checked now, as `judge calibrate` would (columns, values): a run must not end
+            # with "calibration failed" for labels that were wrong when they arrived.
+            validate_labels(labels)
         prepare_run(config, paths.run_dir)
         return config
     except DataError as exc:

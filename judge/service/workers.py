@@ -173,8 +173,9 @@ class Scheduler:
             worker.log.close()
             del self._workers[run_id]
             status, error = self._outcome(run_id, code)
-            _log.info("run %s: worker exited (%s): %s", run_id, code, status)
-            self._finish(run_id, status, error)
+            # What the run is now: a cancelled run stays cancelled whatever its worker said.
+            final = self._finish(run_id, status, error)
+            _log.info("run %s: worker exited (%s): %s", run_id, code, final)
 
     def _outcome(self, run_id: str, code: int) -> tuple[str, str | None]:
         paths = run_paths(self._settings.data_dir, run_id)
@@ -187,10 +188,11 @@ class Scheduler:
             return "failed", f"the worker process stopped ({how}); resume the run to continue"
         return str(outcome["status"]), outcome.get("error")
 
-    def _finish(self, run_id: str, status: str, error: str | None) -> None:
-        # Only a run still `running`: a cancelled run stays cancelled whatever its worker did.
+    def _finish(self, run_id: str, status: str, error: str | None) -> str | None:
+        """Record how the run ended; returns its status now. Only a run still `running`
+        changes: a cancelled run stays cancelled whatever its worker did."""
         with self._engine.begin() as conn:
-            conn.execute(
+            changed = conn.execute(
                 update(runs)
                 .where(runs.c.id == run_id, runs.c.status == "running")
                 .values(
@@ -199,7 +201,10 @@ class Scheduler:
                     finished_at=utc_now(),
                     updated_at=utc_now(),
                 )
-            )
+            ).rowcount
+            if changed:
+                return status
+            return conn.execute(select(runs.c.status).where(runs.c.id == run_id)).scalar()
 
     def _stop_cancelled(self) -> None:
         if not self._workers:

@@ -18,6 +18,9 @@ import yaml
 from judge.simulator import SimulatorConfig, running_simulator
 from tests.service.conftest import BACKENDS, LiveServer, judge_spec, make_token, wait_for
 
+EXPANDED_MB = 4
+"""The shared server's limits: 1 MB bodies, 4 MB once decompressed, 256 KB lines."""
+LINE_KB = 256
 OPEN_PATHS = {"/healthz", "/openapi.json"}
 """Reachable without a token: liveness, and the published API schema."""
 
@@ -109,7 +112,10 @@ def secured_env(
             db,
             root / "data",
             root / "server.log",
-            ["--max-upload-mb", "1", "--allow-base-url", sim.base_url],
+            [
+                *("--max-upload-mb", "1", "--max-expanded-mb", str(EXPANDED_MB)),
+                *("--max-line-kb", str(LINE_KB), "--allow-base-url", sim.base_url),
+            ],
         )
         server.start()
         try:

@@ -175,6 +175,12 @@ def test_cancel_stops_the_run_and_resume_finishes_it(db_url, live_server, refere
         assert info["status"] == "cancelled"
         assert info["progress"]["done"] == frozen < info["progress"]["total"]
         assert client.post(f"/v1/runs/{run['id']}/cancel").status_code == 409
+        # The server logs what became of the run (not "failed": its status never changed).
+        deadline = time.monotonic() + 15
+        while f"run {run['id']}: worker exited" not in server.log():
+            assert time.monotonic() < deadline, server.log()
+            time.sleep(0.1)
+        assert f"run {run['id']}: worker exited (130): cancelled" in server.log()
         # Results of a cancelled run: not computed.
         assert client.get(f"/v1/runs/{run['id']}/comparison").status_code == 409
         resumed = client.post(f"/v1/runs/{run['id']}/resume")

@@ -132,31 +132,28 @@ def judge_bias(judges: dict[str, dict[str, Any]]) -> bytes | None:
 
 
 def strata_multiples(
-    by_stratum: list[dict[str, Any]], pairs: list[tuple[str, str]], column: str
+    oriented: dict[str, list[dict[str, Any] | None]], pairs: list[tuple[str, str]], column: str
 ) -> bytes | None:
-    """One small panel per stratum: the chosen pairs' differences with intervals."""
-    if not by_stratum or not pairs:
+    """One small panel per stratum: the neighbouring pairs' differences with intervals, as
+    `summary.json` holds them (decision.neighbours_by_stratum: upper - lower, None when a
+    stratum lacks the pair)."""
+    if not oriented or not pairs:
         return None
     plt = _pyplot()
-    strata = sorted({c["stratum"] for c in by_stratum})
+    strata = list(oriented)
     cols = min(4, len(strata))
     rows = -(-len(strata) // cols)
     fig, axes = plt.subplots(
         rows, cols, figsize=(2.6 * cols, 0.3 * len(pairs) * rows + 1.2 * rows), squeeze=False
     )
-    lookup = {(c["stratum"], c["a"], c["b"]): c for c in by_stratum}
     for ax, stratum in zip(axes.flat, strata, strict=False):
-        for y, (a, b) in enumerate(reversed(pairs)):
-            c = lookup.get((stratum, a, b))
-            sign = 1.0
-            if c is None:
-                c, sign = lookup.get((stratum, b, a)), -1.0
+        # Top to bottom in ranking order: the first pair on the highest row.
+        for y, c in enumerate(reversed(oriented[stratum])):
             if c is None:
                 continue
             colour = BLUE if c["distinguishable"] else GREY
-            lo, hi = sorted((sign * c["ci_low"], sign * c["ci_high"]))
-            ax.plot([lo, hi], [y, y], color=colour, lw=2)
-            ax.plot(sign * c["mean_diff"], y, "o", color=colour, ms=4)
+            ax.plot([c["ci_low"], c["ci_high"]], [y, y], color=colour, lw=2)
+            ax.plot(c["diff"], y, "o", color=colour, ms=4)
         ax.axvline(0, color="black", lw=0.8, ls="--")
         ax.set_xlim(-1.05, 1.05)
         ax.set_title(f"{column} = {stratum}", fontsize=9)

@@ -404,7 +404,7 @@ def _per_stratum(summary: dict, comparison: dict) -> list[Block]:
         ),
         Table([by, *(f"{a} vs {b}" for a, b in pairs)], rows),
     ]
-    figure = plots.strata_multiples(comparison["by_stratum"], pairs, by)
+    figure = plots.strata_multiples(oriented, pairs, by)
     if figure:
         blocks.append(Figure("strata", figure, f"Per-{by} small multiples"))
     return blocks

@@ -35,19 +35,23 @@ def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:
     `judge`, else the panel, else the only judge)."""
     if not path.is_dir():
         return load_table(path)
-    table = load_table(path / "judgments.jsonl")
+    rows = _one_judge(load_table(path / "judgments.jsonl"), judge, path)
+    columns = [
+        c for c in ("item_id", "system_a", "system_b", "winner", "score", "system") if c in rows
+    ]
+    return rows[columns].reset_index(drop=True)
+
+
+def _one_judge(table: pd.DataFrame, judge: str | None, run_dir: Path) -> pd.DataFrame:
+    """The rows of `judge`, else of the panel, else of the run's only judge."""
     judges = sorted(table["judge"].unique()) if "judge" in table else []
     chosen = judge or ("panel" if "panel" in judges else judges[0] if len(judges) == 1 else None)
     if chosen is None or chosen not in judges:
         raise DataError(
             f"choose a judge with --judge-name; this run has: {', '.join(judges)}",
-            path=str(path),
+            path=str(run_dir),
         )
-    rows = table[table["judge"] == chosen]
-    columns = [
-        c for c in ("item_id", "system_a", "system_b", "winner", "score", "system") if c in rows
-    ]
-    return rows[columns].reset_index(drop=True)
+    return table[table["judge"] == chosen]
 
 
 def mt_bench_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -83,15 +87,7 @@ def load_comparison_table(path: Path, judge: str | None = None) -> tuple[pd.Data
 def run_judgments(run_dir: Path, judge: str | None = None) -> tuple[pd.DataFrame, list[str]]:
     """One judge's rows of a run's `judgments.jsonl` (default: the panel, or the only judge),
     every column kept, plus one column per item stratum. Returns (rows, strata columns)."""
-    rows = load_table(run_dir / "judgments.jsonl")
-    judges = sorted(rows["judge"].unique()) if "judge" in rows else []
-    chosen = judge or ("panel" if "panel" in judges else judges[0] if len(judges) == 1 else None)
-    if chosen is None or chosen not in judges:
-        raise DataError(
-            f"choose a judge with --judge-name; this run has: {', '.join(judges)}",
-            path=str(run_dir),
-        )
-    rows = rows[rows["judge"] == chosen]
+    rows = _one_judge(load_table(run_dir / "judgments.jsonl"), judge, run_dir)
     # A fixed order whatever the file's: bootstrap draws index rows, so the same seed must
     # meet the same rows to give the same intervals.
     order = [c for c in ("item_id", "system_a", "system_b", "system") if c in rows.columns]

@@ -56,8 +56,11 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
             _win_rates_by_stratum(rows, config, by) if pairwise and by else None
         )
         summary["same_family"] = _same_family(rows, config, by) if pairwise else None
-        summary["calibration"] = _calibration(rows, strata, config)
-        summary["literature"] = _literature(rows, strata, config)
+        # Read once: the calibration and the literature check use the same human labels.
+        human = None if config.calibration.human is None else load_table(config.calibration.human)
+        judge_table, kind = _judge_labels(rows, strata)
+        summary["calibration"] = _calibration(judge_table, kind, human, strata, config)
+        summary["literature"] = _literature(judge_table, human, config)
     except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:
         raise DataError(str(exc), path=str(run_dir)) from None
     summary["data"] = _data_overview(run_dir, strata, summary)
@@ -244,16 +247,20 @@ def _judge_labels(rows: pd.DataFrame, strata: list[str]) -> tuple[pd.DataFrame, 
     return rows[["item_id", "system", "score", *strata]].copy(), "absolute"
 
 
-def _calibration(rows: pd.DataFrame, strata: list[str], config: RunConfig) -> dict | None:
+def _calibration(
+    judge_table: pd.DataFrame,
+    kind: str,
+    human: pd.DataFrame | None,
+    strata: list[str],
+    config: RunConfig,
+) -> dict | None:
     """The judge against the humans, per configured stratum and split by same-family."""
     from calibration.calibrate import calibrate
     from calibration.gate import GateThresholds
 
     human_path = config.calibration.human
-    if human_path is None:
+    if human is None:
         return None
-    human = load_table(human_path)
-    judge_table, kind = _judge_labels(rows, strata)
     # Strata the human table carries too would be joined twice: the items' copy wins.
     human = human.drop(columns=[c for c in strata if c in human.columns])
     by = list(config.calibration.strata)
@@ -277,17 +284,18 @@ def _calibration(rows: pd.DataFrame, strata: list[str], config: RunConfig) -> di
     return {"human_labels": str(human_path), **report.to_dict()}
 
 
-def _literature(rows: pd.DataFrame, strata: list[str], config: RunConfig) -> dict | None:
+def _literature(
+    judge_table: pd.DataFrame, human: pd.DataFrame | None, config: RunConfig
+) -> dict | None:
     """The judge's published verdicts: their agreement with the humans on every labelled key,
     and how many of this run's verdicts are identical to them on the keys both have."""
     from calibration.calibrate import calibrate
     from calibration.labels import normalise
 
     published_path = config.calibration.published
-    if published_path is None or config.calibration.human is None:
+    if published_path is None or human is None:
         return None
     published = load_table(published_path)
-    human = load_table(config.calibration.human)
     by = [c for c in config.calibration.strata if c in published.columns]
     report = calibrate(
         published,
@@ -298,7 +306,6 @@ def _literature(rows: pd.DataFrame, strata: list[str], config: RunConfig) -> dic
         seed=config.calibration.seed,
         confidence=_CONFIDENCE,
     ).to_dict()
-    judge_table, _ = _judge_labels(rows, strata)
     ours = normalise(judge_table[judge_table["winner"].notna()], "pairwise", "judge")
     theirs = normalise(published, "pairwise", "judge")
     keys = ["item_id", "system_a", "system_b"]

@@ -35,7 +35,20 @@ _EXAMPLES = 5
 
 
 class LabelError(ValueError):
-    """A label or judgment table is malformed; the message names the row and column."""
+    """A label or judgment table is malformed; the message names the row and column.
+
+    For a callers' own error format the parts are attributes too: `row` (0-based position in
+    the table) and `problem` when one cell is at fault, `column` for that cell or for the
+    first missing column, `problem` alone otherwise.
+    """
+
+    def __init__(
+        self, message: str, *, row: int | None = None, column: str | None = None, problem=None
+    ) -> None:
+        super().__init__(message)
+        self.row = row
+        self.column = column
+        self.problem: str = problem or message
 
 
 @dataclass(frozen=True)
@@ -113,12 +126,19 @@ def _where(role: str, table: pd.DataFrame, pos: int, column: str) -> str:
     return f"{role} table, row {pos} (index {_index(table, pos)!r}), column {column!r}"
 
 
+def _cell_error(role: str, table: pd.DataFrame, pos: int, column: str, problem: str) -> LabelError:
+    return LabelError(
+        f"{_where(role, table, pos, column)}: {problem}", row=pos, column=column, problem=problem
+    )
+
+
 def _require(table: pd.DataFrame, role: str, columns: Sequence[str]) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
         raise LabelError(
             f"{role} table lacks column(s) {', '.join(map(repr, missing))}; "
-            f"it has {', '.join(map(repr, table.columns))}"
+            f"it has {', '.join(map(repr, table.columns))}",
+            column=missing[0],
         )
 
 
@@ -127,7 +147,7 @@ def _text_column(table: pd.DataFrame, role: str, column: str) -> pd.Series:
     bad = col.isna() | (col.astype(str).str.strip() == "")
     if bad.any():
         pos = int(np.flatnonzero(bad.to_numpy())[0])
-        raise LabelError(f"{_where(role, table, pos, column)}: empty; every row needs a value")
+        raise _cell_error(role, table, pos, column, "empty; every row needs a value")
     return col.astype(str)
 
 
@@ -157,9 +177,12 @@ def _pairwise_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
     same = (out["system_a"] == out["system_b"]).to_numpy()
     if same.any():
         pos = int(np.flatnonzero(same)[0])
-        raise LabelError(
-            f"{_where(role, src, pos, 'system_b')}: same system as system_a "
-            f"({out['system_a'].iat[pos]!r}); a pair needs two systems"
+        raise _cell_error(
+            role,
+            src,
+            pos,
+            "system_b",
+            f"same system as system_a ({out['system_a'].iat[pos]!r}); a pair needs two systems",
         )
     raw = src["winner"].reset_index(drop=True)
     missing = raw.isna().to_numpy()
@@ -172,16 +195,17 @@ def _pairwise_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
     bad = label.isna().to_numpy() & ~missing
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise LabelError(
-            f"{_where(role, src, pos, 'winner')}: {raw.iat[pos]!r} is not a, b, tie "
-            f"or one of the row's systems ({out['system_a'].iat[pos]!r}, "
-            f"{out['system_b'].iat[pos]!r})"
+        raise _cell_error(
+            role,
+            src,
+            pos,
+            "winner",
+            f"{raw.iat[pos]!r} is not a, b, tie or one of the row's systems "
+            f"({out['system_a'].iat[pos]!r}, {out['system_b'].iat[pos]!r})",
         )
     if role == "human" and missing.any():
         pos = int(np.flatnonzero(missing)[0])
-        raise LabelError(
-            f"{_where(role, src, pos, 'winner')}: missing; a human label is a, b or tie"
-        )
+        raise _cell_error(role, src, pos, "winner", "missing; a human label is a, b or tie")
     swap = (out["system_a"] > out["system_b"]).to_numpy()
     a, b = out["system_a"].to_numpy().copy(), out["system_b"].to_numpy().copy()
     out["system_a"] = np.where(swap, b, a)
@@ -199,10 +223,10 @@ def _absolute_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
     bad = (num.isna() & raw.notna()).to_numpy() | ~np.isfinite(num.fillna(0).to_numpy())
     if bad.any():
         pos = int(np.flatnonzero(bad)[0])
-        raise LabelError(f"{_where(role, src, pos, 'score')}: {raw.iat[pos]!r} is not a number")
+        raise _cell_error(role, src, pos, "score", f"{raw.iat[pos]!r} is not a number")
     if role == "human" and num.isna().any():
         pos = int(np.flatnonzero(num.isna().to_numpy())[0])
-        raise LabelError(f"{_where(role, src, pos, 'score')}: missing; a human label needs a score")
+        raise _cell_error(role, src, pos, "score", "missing; a human label needs a score")
     out["label"] = num.astype(float).to_numpy()
 
 
@@ -343,9 +367,13 @@ def _key_strata(
         varying = sub[col] != sub.groupby(key_cols, sort=False)[col].transform("first")
         if varying.any():
             pos = int(np.flatnonzero(varying.to_numpy())[0])
-            raise LabelError(
-                f"{_where(role, src, pos, col)}: the stratum takes several values within one "
-                "key; a stratum must describe the item (or pair), not the label"
+            raise _cell_error(
+                role,
+                src,
+                pos,
+                col,
+                "the stratum takes several values within one key; a stratum must describe the "
+                "item (or pair), not the label",
             )
         frames.append(sub.drop_duplicates(key_cols).set_index(key_cols))
     if not frames:

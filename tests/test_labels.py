@@ -161,3 +161,23 @@ def test_load_mt_bench() -> None:
         MT_BENCH / "human.jsonl", MT_BENCH / "gpt4_pair.jsonl", annotators="all"
     )
     assert len(everyone) == 3355
+
+
+def test_label_errors_carry_the_cell_at_fault() -> None:
+    human = pd.DataFrame(
+        {
+            "item_id": ["i1", "i2"],
+            "system_a": ["x", "x"],
+            "system_b": ["y", "y"],
+            "winner": ["a", "maybe"],
+            "annotator": ["h1", "h1"],
+        }
+    )
+    with pytest.raises(LabelError) as bad:
+        normalise(human, "pairwise", "human")
+    assert (bad.value.row, bad.value.column) == (1, "winner")
+    assert bad.value.problem.startswith("'maybe' is not a, b, tie")
+    assert str(bad.value) == f"human table, row 1 (index 1), column 'winner': {bad.value.problem}"
+    with pytest.raises(LabelError) as lacking:
+        normalise(human.drop(columns=["annotator"]), "pairwise", "human")
+    assert (lacking.value.row, lacking.value.column) == (None, "annotator")

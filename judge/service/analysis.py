@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from pathlib import Path
@@ -28,10 +27,6 @@ def labels_file(paths: RunPaths) -> Path | None:
     return found[0] if found else None
 
 
-_LABEL_AT = re.compile(r"^human table, row (\d+) \(index .*?\), column '([^']+)': (.*)$", re.S)
-_LABEL_LACKS = re.compile(r"^human table lacks column\(s\) '([^']+)'")
-
-
 def validate_labels(path: Path) -> int:
     """Check human labels as `judge calibrate` will use them (the library's own
     `calibration.labels.normalise`: columns, empty keys, winners or scores); returns the number
@@ -46,16 +41,15 @@ def validate_labels(path: Path) -> int:
         if table.empty:
             raise DataError("no labels: the table has a header but no rows", path=str(path))
     except LabelError as exc:
-        message = str(exc)
-        at = _LABEL_AT.match(message)
-        if at:  # "row 0 (index 0)": the library counts from 0, a file's data rows from 1
-            raise DataError(at[3], path=str(path), row=int(at[1]) + 1, field=at[2]) from None
-        lacks = _LABEL_LACKS.match(message)
+        if exc.row is not None:  # the library counts rows from 0, a file's data rows from 1
+            raise DataError(
+                exc.problem, path=str(path), row=exc.row + 1, field=exc.column
+            ) from None
         raise DataError(
-            f"{message} (human labels are item_id, system_a, system_b, winner, annotator; or "
+            f"{exc} (human labels are item_id, system_a, system_b, winner, annotator; or "
             "item_id, system, score, annotator)",
             path=str(path),
-            field=lacks[1] if lacks else None,
+            field=exc.column,
         ) from None
     return len(table)
 

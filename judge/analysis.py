@@ -21,14 +21,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from judge.config import RunConfig
 from judge.errors import ConfigError, DataError
 from judge.files import write_json
-from judge.labels import load_table, run_judgments
-from judge.pipeline import SUMMARY_JSON
+from judge.labels import label_kind, load_table, run_judgments
 
 if TYPE_CHECKING:
+    # Type names only: `judge calibrate` and `judge compare` import this module and need
+    # neither the config nor the pipeline (~90 ms of imports here).
+    from calibration.calibrate import CalibrationReport
     from calibration.comparison import ComparisonReport
+    from judge.config import RunConfig
 
 _CONFIDENCE = 0.95
 _MAX_STRATUM_VALUES = 20
@@ -41,6 +43,7 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
     from calibration.ci_gates import GateError, GateSyntaxError
     from calibration.comparison import ComparisonInputError
     from calibration.labels import LabelError
+    from judge.pipeline import SUMMARY_JSON
 
     path = run_dir / SUMMARY_JSON
     summary = json.loads(path.read_text(encoding="utf-8"))
@@ -67,6 +70,34 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
     summary["decision"] = _decision(summary)
     write_json(path, summary)
     return summary
+
+
+def calibrate_tables(
+    judge_table: pd.DataFrame,
+    human_table: pd.DataFrame,
+    *,
+    kind: str | None = None,
+    strata: Sequence[str] = (),
+    resamples: int = 1000,
+    seed: int = 0,
+    human_path: Path | None = None,
+) -> CalibrationReport:
+    """`judge calibrate`: judge labels against human labels (kind: from the human table's
+    columns unless given). A malformed table raises `DataError` naming row and column."""
+    from calibration.calibrate import calibrate
+    from calibration.labels import LabelError
+
+    try:
+        return calibrate(
+            judge_table,
+            human_table,
+            kind=kind or label_kind(human_table),  # type: ignore[arg-type]
+            strata=list(strata),
+            resamples=resamples,
+            seed=seed,
+        )
+    except LabelError as exc:
+        raise DataError(str(exc), path=None if human_path is None else str(human_path)) from None
 
 
 def compare_source(

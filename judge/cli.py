@@ -205,10 +205,9 @@ def calibrate(
     """Judge versus humans: agreement with intervals, the human ceiling, and the trust gate."""
     import json as _json
 
-    from calibration.calibrate import calibrate as run_calibration
     from calibration.calibrate import shuffled_judge
-    from calibration.labels import LabelError
-    from judge.labels import load_judge_table, load_table, mt_bench_tables
+    from judge.analysis import calibrate_tables
+    from judge.labels import label_kind, load_judge_table, load_table, mt_bench_tables
 
     if mt_bench:
         judge_table, human_table = mt_bench_tables()
@@ -219,22 +218,14 @@ def calibrate(
         judge_table = load_judge_table(judge_labels, judge_name)
         human_table = load_table(human)
         strata = by or []
-    kind = kind or ("absolute" if "score" in human_table.columns else "pairwise")
+    kind = kind or label_kind(human_table)
     if kind not in ("pairwise", "absolute"):
         raise ConfigError(f"--kind {kind!r}: expected pairwise or absolute")
     if shuffle_judge is not None:
         judge_table = shuffled_judge(judge_table, kind=kind, seed=shuffle_judge)  # type: ignore[arg-type]
-    try:
-        report = run_calibration(
-            judge_table,
-            human_table,
-            kind=kind,
-            strata=strata,
-            resamples=resamples,
-            seed=seed,  # type: ignore[arg-type]
-        )
-    except LabelError as exc:
-        raise DataError(str(exc)) from None
+    report = calibrate_tables(
+        judge_table, human_table, kind=kind, strata=strata, resamples=resamples, seed=seed
+    )
     if as_json:
         typer.echo(_json.dumps(report.to_dict(), indent=2))
     else:

@@ -30,6 +30,11 @@ def load_table(path: Path) -> pd.DataFrame:
     raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
 
 
+def label_kind(table: pd.DataFrame) -> str:
+    """ "absolute" for a table of scores, else "pairwise" (winners)."""
+    return "absolute" if "score" in table.columns else "pairwise"
+
+
 def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:
     """Judge verdicts from a table, or from a finished run dir's `judgments.jsonl` (one judge:
     `judge`, else the panel, else the only judge)."""

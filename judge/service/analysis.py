@@ -32,12 +32,11 @@ def validate_labels(path: Path) -> int:
     `calibration.labels.normalise`: columns, empty keys, winners or scores); returns the number
     of rows. Raises `DataError` naming the file, and the row and column at fault."""
     from calibration.labels import LabelError, normalise
-    from judge.labels import load_table
+    from judge.labels import label_kind, load_table
 
     table = load_table(path)
-    kind = "absolute" if "score" in table.columns else "pairwise"
     try:
-        normalise(table, kind, "human")
+        normalise(table, label_kind(table), "human")  # type: ignore[arg-type]
         if table.empty:
             raise DataError("no labels: the table has a header but no rows", path=str(path))
     except LabelError as exc:
@@ -63,19 +62,17 @@ def calibration_of(
     resamples: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    from calibration.calibrate import calibrate
-    from calibration.labels import LabelError
+    from judge.analysis import calibrate_tables
     from judge.labels import load_judge_table, load_table
 
-    judge_table = load_judge_table(run_dir, judge_name)
-    human_table = load_table(human)
-    kind = "absolute" if "score" in human_table.columns else "pairwise"
-    try:
-        report = calibrate(
-            judge_table, human_table, kind=kind, strata=list(by), resamples=resamples, seed=seed
-        )
-    except LabelError as exc:
-        raise DataError(str(exc), path=str(human)) from None
+    report = calibrate_tables(
+        load_judge_table(run_dir, judge_name),
+        load_table(human),
+        strata=by,
+        resamples=resamples,
+        seed=seed,
+        human_path=human,
+    )
     return finite(report.to_dict())
 
 

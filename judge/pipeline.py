@@ -22,6 +22,7 @@ from judge.aggregate import (
     as_rows,
 )
 from judge.config import RunConfig
+from judge.errors import DataError
 from judge.files import write_json, write_jsonl
 from judge.prepare import KEY_FILENAME, PrepareSummary, prepare_run
 from judge.runner import Runner, RunStats, estimate_run, run_shard, warm_up
@@ -111,14 +112,10 @@ def finish_run(
 def stored_config(run_dir: Path) -> RunConfig:
     """The config a run was prepared with (paths already absolute)."""
     if not (run_dir / "store.sqlite").exists():
-        from judge.errors import DataError
-
         raise DataError("not a run directory (no store.sqlite)", path=str(run_dir))
     with RunStore.open(run_dir) as store:
         raw = store.get_meta("config")
     if raw is None:
-        from judge.errors import DataError
-
         raise DataError("this run was never prepared (no config in its store)", path=str(run_dir))
     return RunConfig.model_validate(raw)
 

@@ -106,9 +106,9 @@ def prepare_templates(
     """Prepared run dirs (one per config: transport, provider, concurrency) that each runner
     measurement copies, and the payloads the plain clients send. Untimed."""
     from judge.parsing import output_schema
-    from judge.prepare import prepare_run
     from judge.providers._common import openai_messages, openai_response_format
     from judge.rubrics import load_rubric
+    from judge.run import prepare_run
     from judge.store import RunStore
 
     keys = {_template_key(c, k) for c in cases for k in concurrencies if c.startswith("runner")}
@@ -342,7 +342,7 @@ def _measure_runner(case: str, config: Any, run_dir: Path, cache: Path, n: int) 
     import aiohttp  # noqa: F401  - warm imports, as in a long-lived process
     import openai  # noqa: F401
 
-    from judge.pipeline import run_pipeline
+    from judge.run import run_pipeline
 
     workers = 2 if case.endswith("-w2") else 1
     marks: dict[str, Any] = {}

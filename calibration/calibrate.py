@@ -16,7 +16,7 @@ and resamples, so their difference has a paired interval.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -391,6 +391,7 @@ def _corrected(joined: JoinedLabels, confidence: float) -> tuple[CorrectedEstima
                 target=target,
             )
         )
+        out[-1] = replace(out[-1], systems=tuple(str(s) for s in row))
     return tuple(out)
 
 

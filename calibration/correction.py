@@ -52,6 +52,8 @@ class CorrectedEstimate:
     n_judged: int
     """Units with a usable judgment (labelled + unlabelled)."""
     target: str = ""
+    systems: tuple[str, ...] = ()
+    """What `target` is about: (system_a, system_b) for a win rate, (system,) for a mean score."""
     lam: float | None = None
     """PPI++ power-tuning weight (1 = plain PPI, 0 = human-only)."""
     sensitivity: Estimate | None = None

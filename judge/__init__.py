@@ -32,7 +32,10 @@ _LAZY = {
     "RunStore": "judge.store",
     "family_of": "judge.families",
     "eligible_judges": "judge.families",
-    "prepare_run": "judge.prepare",
+    "prepare_run": "judge.run",
+    "run_pipeline": "judge.run",
+    "finish_run": "judge.run",
+    "RunDir": "judge.rundir",
 }
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "ProviderError",
     "Rubric",
     "RunConfig",
+    "RunDir",
     "RunStore",
     "Scrubber",
     "StoreError",
@@ -51,6 +55,7 @@ __all__ = [
     "blind_responses",
     "eligible_judges",
     "family_of",
+    "finish_run",
     "iter_responses",
     "load_config",
     "load_items",
@@ -62,6 +67,7 @@ __all__ = [
     "prepare_run",
     "render_absolute",
     "render_pairwise",
+    "run_pipeline",
 ]
 
 if TYPE_CHECKING:
@@ -70,8 +76,9 @@ if TYPE_CHECKING:
     from judge.data import iter_responses, load_items, load_responses
     from judge.families import eligible_judges, family_of
     from judge.parsing import parse_reply
-    from judge.prepare import prepare_run
     from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
+    from judge.run import finish_run, prepare_run, run_pipeline
+    from judge.rundir import RunDir
     from judge.store import RunStore
 
 

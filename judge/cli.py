@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from judge.errors import ConfigError, DataError, JudgeError
+from judge.errors import ConfigError, JudgeError
 
 app = typer.Typer(
     name="judge",
@@ -57,23 +57,25 @@ def blind(
     Writes OUT/blinded.jsonl and OUT/pairs.jsonl (judge-visible), OUT/blinding_key.json
     (owner-only; the only file that names systems) and OUT/scrub_report.json.
     """
-    from judge.blinding import Scrubber, blind_responses, make_pairs
+    from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
     from judge.data import load_items, load_responses
-    from judge.prepare import run_secret, write_blinding_outputs
+    from judge.rundir import RunDir
 
     mode, baseline = _parse_pairs(pairs)
     item_table = load_items(items)
     loaded = load_responses(responses, item_table.keys(), allow_empty_outputs=allow_empty_outputs)
     systems = sorted({r.system for r in loaded})
-    out.mkdir(parents=True, exist_ok=True)
+    target = RunDir(out)
+    target.path.mkdir(parents=True, exist_ok=True)
     scrubber = Scrubber(
         systems, extra_markers=extra_marker or (), scrub_ambiguous=scrub_ambiguous or ()
     )
-    blinded, key, report = blind_responses(
-        loaded, secret=run_secret(out), seed=seed, scrubber=scrubber
-    )
+    # The secret of an earlier key in OUT: the same inputs keep their opaque ids.
+    secret = target.read_key().blinding_secret if target.has_key() else new_secret()
+    blinded, key, report = blind_responses(loaded, secret=secret, seed=seed, scrubber=scrubber)
     pair_list, key, skipped = make_pairs(blinded, key, mode=mode, baseline=baseline, seed=seed)
-    write_blinding_outputs(out, key, blinded, pair_list, report)
+    target.write_key(key)
+    target.write_blinding_tables(blinded, pair_list, report)
 
     from judge.console import print_scrub_report
 
@@ -83,8 +85,8 @@ def blind(
         f"{len(pair_list)} pairs"
         + (f" ({len(skipped)} skipped: a response is missing)" if skipped else "")
     )
-    typer.echo(f"judge-visible: {out / 'blinded.jsonl'}, {out / 'pairs.jsonl'}")
-    typer.echo(f"blinding key (keep apart): {out / 'blinding_key.json'}")
+    typer.echo(f"judge-visible: {target.blinded_file}, {target.pairs_file}")
+    typer.echo(f"blinding key (keep apart): {target.key_file}")
 
 
 @app.command()
@@ -97,10 +99,11 @@ def prepare(
     """Load, blind, pair and render every judge request into the run dir; sends nothing."""
     from judge.config import load_config
     from judge.console import print_prepare_summary
-    from judge.prepare import prepare_run
+    from judge.run import prepare_run
+    from judge.rundir import RunDir
 
     cfg = load_config(config)
-    target = run_dir or Path("runs") / cfg.name
+    target = RunDir.for_config(cfg, run_dir)
     summary = prepare_run(cfg, target, log=lambda msg: typer.echo(msg, err=True))
     print_prepare_summary(summary)
 
@@ -133,26 +136,20 @@ def run(
     run dir to continue where it stopped; nothing is paid for twice."""
     from judge.config import load_config
     from judge.console import print_dry_run, print_run_outcome, progress_display
+    from judge.rundir import RunDir
 
     cfg = load_config(config)
-    target = run_dir or Path("runs") / cfg.name
+    target = RunDir.for_config(cfg, run_dir)
     log = (lambda _msg: None) if quiet else (lambda msg: typer.echo(msg, err=True))
     if dry_run:
-        from judge.pipeline import dry_run as plan
+        from judge.run import dry_run as plan
 
         print_dry_run(plan(cfg, target, log=log, cache_path=cache))
         return
-    from judge.pipeline import run_pipeline
-    from judge.pricing import unpriced
+    from judge.run import run_pipeline
 
-    budget = max_cost if max_cost is not None else cfg.budget.max_cost_usd
-    missing = unpriced(cfg.judges) if budget is not None else []
-    if missing:
-        raise ConfigError(
-            f"a budget of ${budget:g} is set but the price of {', '.join(missing)} is unknown: set "
-            "input_cost_per_mtok and output_cost_per_mtok on the judge (0 for your own hardware)"
-        )
-    with progress_display(enabled=not quiet) as on_progress:
+    # Taken here (run_pipeline takes it again) so a busy run dir is refused before any display.
+    with target.locked(), progress_display(enabled=not quiet) as on_progress:
         outcome = run_pipeline(
             cfg,
             target,
@@ -163,10 +160,9 @@ def run(
             log=log,
         )
     print_run_outcome(outcome)
-    if not outcome.complete:
-        raise typer.Exit(3)
-    if not (outcome.summary.get("comparison") or {}).get("gates_passed", True):
-        raise typer.Exit(1)  # a `compare.gates` check failed (printed above)
+    # 3: stopped with requests pending (budget); 1: a `compare.gates` check failed (printed).
+    if outcome.exit_code:
+        raise typer.Exit(outcome.exit_code)
 
 
 @app.command()
@@ -287,18 +283,15 @@ def report(
     """Re-render a finished run's report (report.md, report.html, summary.json) from its store:
     aggregate, calibrate, compare. Sends no judge request."""
     from judge.console import print_findings
-    from judge.pipeline import finish_run, stored_config, write_outputs
+    from judge.run import finish_run
+    from judge.rundir import RunDir
 
-    config = stored_config(run_dir)
-    summary = write_outputs(config, run_dir)
-    if summary["counts"]["pending"]:
-        raise DataError(
-            f"{summary['counts']['pending']} requests are still pending: finish the run with "
-            "`judge run` first",
-            path=str(run_dir),
-        )
-    print_findings(finish_run(config, run_dir))
-    typer.echo(f"report: {run_dir / 'report.html'} (and report.md)")
+    target = RunDir(run_dir)
+    finished = finish_run(target.stored_config(), target)
+    print_findings(finished.summary)
+    typer.echo(f"report: {target.report_html} (and report.md)")
+    if finished.exit_code:
+        raise typer.Exit(finished.exit_code)  # a `compare.gates` check failed (printed above)
 
 
 @app.command()

@@ -11,8 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from judge.pipeline import Progress, RunOutcome
-    from judge.prepare import PrepareSummary
+    from judge.run import PrepareSummary, RunOutcome
+    from judge.run.execute import Progress
+    from judge.summary import RunSummary
     from judge.types import ScrubReport
 
 _console = Console(highlight=False)
@@ -123,11 +124,11 @@ def print_dry_run(plan: dict[str, dict]) -> None:
 
 def print_run_outcome(outcome: RunOutcome) -> None:
     summary = outcome.summary
-    counts = summary["counts"]
+    counts = summary.counts
     _console.print(
-        f"{counts['responses']:,} of {counts['requests']:,} requests answered "
-        f"({counts['cached']:,} from cache, {counts['errors']:,} failed, "
-        f"{counts['parse_failures']:,} unparseable replies)"
+        f"{counts.responses:,} of {counts.requests:,} requests answered "
+        f"({counts.cached:,} from cache, {counts.errors:,} failed, "
+        f"{counts.parse_failures:,} unparseable replies)"
     )
     table = Table(title="Judges")
     for column in (
@@ -141,16 +142,16 @@ def print_run_outcome(outcome: RunOutcome) -> None:
         "cost",
     ):
         table.add_column(column, justify="left" if column == "judge" else "right")
-    for name, st in summary["judges"].items():
+    for name, st in summary.judges.items():
         table.add_row(
             name,
-            str(st["verdicts"]),
-            str(st["parse_failures"]),
-            str(st["errors"]),
-            _pct(st["position_consistency"]),
-            _pct(st["first_slot_win_rate"]),
-            _pct(st["verbosity_preference"]),
-            "unpriced" if st["cost_usd"] is None else f"${st['cost_usd']:,.4f}",
+            str(st.verdicts),
+            str(st.parse_failures),
+            str(st.errors),
+            _pct(st.position_consistency),
+            _pct(st.first_slot_win_rate),
+            _pct(st.verbosity_preference),
+            "unpriced" if st.cost_usd is None else f"${st.cost_usd:,.4f}",
         )
     _console.print(table)
     if outcome.stats.stopped_reason == "budget":
@@ -159,35 +160,45 @@ def print_run_outcome(outcome: RunOutcome) -> None:
             "not sent; rerun with a higher --max-cost to continue"
         )
     if not outcome.complete:
-        _console.print(f"{counts['pending']:,} requests still pending: run again to resume")
+        _console.print(f"{counts.pending:,} requests still pending: run again to resume")
     print_findings(summary)
-    _console.print(f"run dir: {outcome.run_dir} (summary.json, judgments.jsonl)")
-    if (outcome.run_dir / "report.html").exists():
-        _console.print(f"report: {outcome.run_dir / 'report.html'} (and report.md)")
+    rundir = outcome.rundir
+    _console.print(
+        f"run dir: {rundir.path} ({rundir.summary_file.name}, {rundir.judgments_jsonl.name})"
+    )
+    if rundir.report_html.exists():
+        _console.print(f"report: {rundir.report_html} (and {rundir.report_md.name})")
 
 
-def print_findings(summary: dict) -> None:
+def print_findings(summary: RunSummary) -> None:
     """The headline of a finished run: scrubbing, ranking, gate."""
-    scrub = summary.get("scrub") or {}
-    if scrub:
+    scrub = summary.scrub
+    if scrub is not None:
         _console.print(
-            f"blinding: {scrub.get('total', 0)} identity markers scrubbed in "
-            f"{scrub.get('responses_changed', 0)} of {scrub.get('responses', 0)} responses"
+            f"blinding: {scrub.total} identity markers scrubbed in "
+            f"{scrub.responses_changed} of {scrub.responses} responses"
         )
-    ranking = (summary.get("comparison") or {}).get("ranking") or []
+    analysis = summary.analysis
+    if analysis is None:
+        return
+    ranking = analysis.comparison.ranking
     if ranking:
-        order = ", ".join(f"{r['rank']}. {r['system']}" for r in ranking)
+        order = ", ".join(f"{r.rank}. {r.system}" for r in ranking)
         _console.print(f"ranking (tied ranks share a number): {order}")
-    calibration = summary.get("calibration")
-    if calibration:
-        alpha = calibration["overall"]["metrics"]["alpha"]
+    calibration = analysis.calibration
+    if calibration is not None:
+        alpha = calibration.overall.metrics["alpha"]
         _console.print(
-            f"judge vs humans: alpha {alpha['value']:.3f} [{alpha['ci_low']:.3f}, "
-            f"{alpha['ci_high']:.3f}], gate {calibration['gate']['verdict'].upper()}"
+            f"judge vs humans: alpha {_num(alpha.value)} [{_num(alpha.ci_low)}, "
+            f"{_num(alpha.ci_high)}], gate {calibration.gate.verdict.upper()}"
         )
-    for gate in (summary.get("comparison") or {}).get("gates", []):
-        if not gate.get("passed", True):
-            _console.print(f"gate failed: {gate.get('reason')}")
+    for gate in analysis.comparison.gates:
+        if not gate.passed:
+            _console.print(f"gate failed: {gate.reason}")
+
+
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _pct(value: float | None) -> str:

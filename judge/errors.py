@@ -50,3 +50,12 @@ class StoreError(JudgeError):
 
 class ParseError(JudgeError):
     """A judge reply could not be turned into a verdict."""
+
+
+class RunDirBusy(JudgeError):
+    """Another process holds the run directory's lock (a second `judge run` on one run dir
+    would pay for every request twice)."""
+
+    def __init__(self, message: str, *, pid: int | None = None) -> None:
+        self.pid = pid
+        super().__init__(message)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 from pathlib import Path
 
 import pandas as pd
 
 from judge.errors import DataError
+from judge.rundir import RunDir
 
 _MT_BENCH = Path(__file__).resolve().parent.parent / "data" / "mt_bench"
 
@@ -40,7 +39,7 @@ def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:
     `judge`, else the panel, else the only judge)."""
     if not path.is_dir():
         return load_table(path)
-    rows = _one_judge(load_table(path / "judgments.jsonl"), judge, path)
+    rows = _one_judge(load_table(RunDir(path).judgments_jsonl), judge, path)
     columns = [
         c for c in ("item_id", "system_a", "system_b", "winner", "score", "system") if c in rows
     ]
@@ -79,7 +78,7 @@ def load_comparison_table(path: Path, judge: str | None = None) -> tuple[pd.Data
     the items' strata so `--by category` works. Returns the table and the strata columns."""
     if not path.is_dir():
         return load_table(path), []
-    rows, columns = run_judgments(path, judge)
+    rows, columns = run_judgments(RunDir(path), judge)
     if "score_a" in rows:
         rows = rows[rows["score_a"].notna()]
         keep = ["item_id", "system_a", "system_b", "score_a"]
@@ -89,21 +88,15 @@ def load_comparison_table(path: Path, judge: str | None = None) -> tuple[pd.Data
     return rows[keep + columns].reset_index(drop=True), columns
 
 
-def run_judgments(run_dir: Path, judge: str | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """One judge's rows of a run's `judgments.jsonl` (default: the panel, or the only judge),
-    every column kept, plus one column per item stratum. Returns (rows, strata columns)."""
-    rows = _one_judge(load_table(run_dir / "judgments.jsonl"), judge, run_dir)
+def run_judgments(rundir: RunDir, judge: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """One judge's rows of a run's judgments (default: the panel, or the only judge), every
+    column kept, plus one column per item stratum. Returns (rows, strata columns)."""
+    rows = _one_judge(load_table(rundir.judgments_jsonl), judge, rundir.path)
     # A fixed order whatever the file's: bootstrap draws index rows, so the same seed must
     # meet the same rows to give the same intervals.
     order = [c for c in ("item_id", "system_a", "system_b", "system") if c in rows.columns]
     rows = rows.sort_values(order, kind="stable").reset_index(drop=True)
-    import sqlite3
-
-    with contextlib.closing(sqlite3.connect(run_dir / "store.sqlite")) as db:
-        strata = {
-            item_id: json.loads(raw)
-            for item_id, raw in db.execute("SELECT item_id, strata FROM items")
-        }
+    strata = rundir.item_strata()
     columns = sorted({k for s in strata.values() for k in s} - set(rows.columns))
     for column in columns:
         rows[column] = rows["item_id"].map(lambda i, c=column: strata.get(i, {}).get(c))

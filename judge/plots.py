@@ -1,4 +1,4 @@
-"""The report's figures, drawn from `summary.json` alone (static PNG, matplotlib's Agg backend).
+"""The report's figures, drawn from the run summary alone (static PNG, matplotlib's Agg backend).
 
 Colours are the Okabe-Ito palette and the `cividis` map: both stay distinct for the common
 colour-vision deficiencies and in greyscale. Every figure returns PNG bytes, or None when the
@@ -8,7 +8,11 @@ summary lacks what it shows.
 from __future__ import annotations
 
 import io
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judge.summary import Confusion, JudgeBehaviour, Neighbour, PairDiff
 
 # Okabe & Ito (2008), "Color Universal Design".
 BLUE, ORANGE, GREEN, VERMILLION, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#999999"
@@ -32,20 +36,20 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def forest(comparisons: list[dict[str, Any]], title: str) -> bytes | None:
+def forest(comparisons: Sequence[PairDiff], title: str) -> bytes | None:
     """Paired differences (a - b) with their intervals, one row per pair, largest first."""
     if not comparisons:
         return None
     plt = _pyplot()
-    rows = sorted(comparisons, key=lambda c: c["mean_diff"])
+    rows = sorted(comparisons, key=lambda c: c.mean_diff)
     fig, ax = plt.subplots(figsize=(6.4, 0.28 * len(rows) + 1.1))
     for y, c in enumerate(rows):
-        colour = BLUE if c["distinguishable"] else GREY
-        ax.plot([c["ci_low"], c["ci_high"]], [y, y], color=colour, lw=2)
-        marker = "o" if c["distinguishable"] else "D"
-        ax.plot(c["mean_diff"], y, marker, color=colour, ms=5)
+        colour = BLUE if c.distinguishable else GREY
+        ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
+        marker = "o" if c.distinguishable else "D"
+        ax.plot(c.mean_diff, y, marker, color=colour, ms=5)
     ax.axvline(0, color="black", lw=0.8, ls="--")
-    ax.set_yticks(range(len(rows)), [f"{c['a']} - {c['b']}" for c in rows])
+    ax.set_yticks(range(len(rows)), [f"{c.a} - {c.b}" for c in rows])
     ax.set_xlabel("net win rate of the first over the second (wins - losses) / items")
     ax.set_title(title)
     return _png(fig)
@@ -77,15 +81,15 @@ def win_matrix(win_rates: dict[str, dict[str, float | None]], order: list[str]) 
     return _png(fig)
 
 
-def confusion(matrix: dict[str, Any] | None) -> bytes | None:
+def confusion(matrix: Confusion | None) -> bytes | None:
     """Judge label (rows) against human label (columns), counts of comparisons."""
     if not matrix:
         return None
     import numpy as np
 
     plt = _pyplot()
-    counts = np.array(matrix["counts"], dtype=float)
-    labels = [str(x) for x in matrix["labels"]]
+    counts = np.array(matrix.counts, dtype=float)
+    labels = [str(x) for x in matrix.labels]
     fig, ax = plt.subplots(figsize=(3.6, 3.1))
     image = ax.imshow(counts, cmap="cividis")
     top = counts.max() or 1.0
@@ -95,17 +99,17 @@ def confusion(matrix: dict[str, Any] | None) -> bytes | None:
             ax.text(j, i, f"{int(counts[i, j])}", ha="center", va="center", color=colour)
     ax.set_xticks(range(len(labels)), labels)
     ax.set_yticks(range(len(labels)), labels)
-    ax.set_xlabel(f"{matrix.get('columns', 'human')} label")
-    ax.set_ylabel(f"{matrix.get('rows', 'judge')} label")
+    ax.set_xlabel(f"{matrix.columns} label")
+    ax.set_ylabel(f"{matrix.rows} label")
     ax.set_title("Judge vs human labels")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     return _png(fig)
 
 
-def judge_bias(judges: dict[str, dict[str, Any]]) -> bytes | None:
+def judge_bias(judges: Mapping[str, JudgeBehaviour]) -> bytes | None:
     """Per judge: position consistency, first-slot win rate (0.5 = no position bias) and
     verbosity preference (share of decided pairs won by the longer answer)."""
-    shown = {k: v for k, v in judges.items() if v.get("position_consistency") is not None}
+    shown = {k: v for k, v in judges.items() if v.position_consistency is not None}
     if not shown:
         return None
     plt = _pyplot()
@@ -119,7 +123,7 @@ def judge_bias(judges: dict[str, dict[str, Any]]) -> bytes | None:
     height = 0.8 / len(metrics)
     for k, (label, key, colour) in enumerate(metrics):
         ys = [i + k * height for i in range(len(names))]
-        values = [shown[n].get(key) or 0.0 for n in names]
+        values = [getattr(shown[n], key) or 0.0 for n in names]
         ax.barh(ys, values, height=height, color=colour, label=label)
         for y, v in zip(ys, values, strict=True):
             ax.text(v + 0.01, y, f"{v:.2f}", va="center")
@@ -132,7 +136,7 @@ def judge_bias(judges: dict[str, dict[str, Any]]) -> bytes | None:
 
 
 def strata_multiples(
-    oriented: dict[str, list[dict[str, Any] | None]], pairs: list[tuple[str, str]], column: str
+    oriented: Mapping[str, Sequence[Neighbour | None]], pairs: list[tuple[str, str]], column: str
 ) -> bytes | None:
     """One small panel per stratum: the neighbouring pairs' differences with intervals, as
     `summary.json` holds them (decision.neighbours_by_stratum: upper - lower, None when a
@@ -151,9 +155,9 @@ def strata_multiples(
         for y, c in enumerate(reversed(oriented[stratum])):
             if c is None:
                 continue
-            colour = BLUE if c["distinguishable"] else GREY
-            ax.plot([c["ci_low"], c["ci_high"]], [y, y], color=colour, lw=2)
-            ax.plot(c["diff"], y, "o", color=colour, ms=4)
+            colour = BLUE if c.distinguishable else GREY
+            ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
+            ax.plot(c.diff, y, "o", color=colour, ms=4)
         ax.axvline(0, color="black", lw=0.8, ls="--")
         ax.set_xlim(-1.05, 1.05)
         ax.set_title(f"{column} = {stratum}", fontsize=9)

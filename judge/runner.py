@@ -36,9 +36,9 @@ from judge.pricing import price
 from judge.providers.base import Provider, ProviderCall, ProviderReply
 from judge.ratelimit import RateLimiter
 from judge.rubrics import Rubric, load_rubric
+from judge.rundir import RunDir
 from judge.store import RunStore
 from judge.types import (
-    BlindingKey,
     ChatMessage,
     JudgeRequest,
     JudgeResponse,
@@ -137,8 +137,7 @@ class Runner:
             attach = getattr(provider, "attach", None)
             if attach is not None:
                 # Only the recorded provider needs to know who sits in which slot.
-                key_file = self.store.run_dir / "blinding_key.json"
-                attach(BlindingKey.model_validate_json(key_file.read_text(encoding="utf-8")))
+                attach(RunDir(self.store.run_dir).read_key())
             self._providers[judge] = provider
         return self._providers[judge]
 

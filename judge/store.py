@@ -346,6 +346,11 @@ class RunStore:
     # has committed since would then fail with "database is locked" at once (busy_timeout does
     # not apply to a stale snapshot). So `for r in store.iter_results(): store.record_...` works.
 
+    def item_strata(self) -> dict[str, dict[str, Any]]:
+        """Each item's strata, without its prompt (the analysis joins them to judgments)."""
+        rows = self._db.execute("SELECT item_id, strata FROM items")
+        return {item_id: json.loads(raw) for item_id, raw in rows}
+
     def iter_items(self) -> Iterator[Item]:
         yield from map(item_from_row, self._read_all("items", ITEM_FIELDS))
 

@@ -21,7 +21,7 @@ def test_help_lists_commands() -> None:
 
 def test_importing_judge_does_not_import_litellm_or_sdks() -> None:
     code = (
-        "import sys, judge, judge.cli, judge.prepare; "
+        "import sys, judge, judge.cli, judge.run; "
         "heavy = [m for m in ('litellm', 'openai', 'anthropic') if m in sys.modules]; "
         "assert not heavy, heavy"
     )

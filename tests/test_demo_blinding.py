@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from judge.config import load_config
-from judge.prepare import prepare_run
+from judge.run import prepare_run
 from tests.helpers import REPO
 
 SYSTEMS = ["alpaca-13b", "claude-v1", "gpt-3.5-turbo", "gpt-4", "llama-13b", "vicuna-13b-v1.2"]

@@ -107,11 +107,11 @@ def test_demo_replays_gpt4_through_the_runner(tmp_path: Path) -> None:
     answered, and the order-inconsistent share equals the published 380 of 2,400 verdicts on
     the pairs whose both answers are bundled."""
     from judge.config import load_config
-    from judge.pipeline import run_pipeline
+    from judge.run import run_pipeline
     from tests.helpers import REPO
 
     outcome = run_pipeline(load_config(REPO / "configs" / "demo.yaml"), tmp_path / "runs" / "d")
-    counts = outcome.summary["counts"]
+    counts = outcome.summary.counts.model_dump()
     assert counts["requests"] == 4508 and counts["pending"] == 0
     assert counts["errors"] == 0 and counts["parse_failures"] == 0
     rows = [json.loads(line) for line in (tmp_path / "runs" / "d" / "judgments.jsonl").open()]

@@ -22,6 +22,7 @@ import yaml
 
 from judge.report import build_traced, to_markdown
 from judge.simulator import SimulatorConfig, running_simulator
+from judge.summary import RunSummary
 from tests.helpers import MT_BENCH, REPO, run_cli
 from tests.test_demo_blinding import SYSTEMS, _response_derived_texts, _violations
 
@@ -141,7 +142,7 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
 
 def _traced(run_dir: Path) -> tuple[str, dict[str, Any], list[tuple[Any, str]]]:
     summary = _summary(run_dir)
-    blocks, ledger = build_traced(summary)
+    blocks, ledger = build_traced(RunSummary.from_dict(summary))
     report = (run_dir / "report.md").read_text(encoding="utf-8")
     assert to_markdown(blocks) == report  # the page on disk is the one traced here
     return report, summary, ledger

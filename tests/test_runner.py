@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from judge.config import load_config
-from judge.pipeline import run_pipeline
+from judge.run import run_pipeline
 from judge.simulator import SimulatorConfig, running_simulator
 from judge.store import RunStore
 from tests.helpers import REPO
@@ -105,7 +105,7 @@ def test_faults_are_retried_or_recorded_and_nothing_dropped(
         config = load_config(write_config(tmp_path, items, responses, judges=[judge]))
         outcome = run_pipeline(config, tmp_path / "run")
         stats = sim.stats()
-    counts = outcome.summary["counts"]
+    counts = outcome.summary.counts.model_dump()
     assert counts["requests"] == 60  # 30 pairs x 2 orders
     assert counts["pending"] == 0
     # Every request has a stored outcome: a verdict, a recorded parse failure, or an error.

@@ -2,16 +2,15 @@
 
 `calibration_of` and `comparison_of` compute what `judge calibrate --judge RUN --human LABELS
 --json` and `judge compare RUN --json` print, with the same functions and defaults.
-`refresh_analysis` recomputes `summary.json`'s analysis and renders the report with the run's
-human labels, when `judge.analysis` and `judge.report` are installed (optional until they land).
+`refresh_analysis` recomputes the run's analysis and renders the report with the run's uploaded
+human labels.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
-from importlib import import_module
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -113,36 +112,16 @@ def finite(value: Any) -> Any:
 
 
 def refresh_analysis(paths: RunPaths) -> list[str]:
-    """Recompute the analysis in `summary.json` (with the uploaded labels as
-    `calibration.human`) and render the report. Returns the files written; empty when the
-    analysis modules are not installed or the run has no outputs yet."""
-    analyse_run = _optional("judge.analysis", "analyse_run")
-    write_report = _optional("judge.report", "write_report")
-    if not (paths.run_dir / "judgments.jsonl").exists():
+    """Analyse the finished run again with its uploaded labels (`calibration.human` for the
+    analysis only) and render its report. Returns the files written; empty when the run has
+    no judgments yet. Raises `RunDirBusy` when a worker holds the run."""
+    from judge.config import load_config
+    from judge.run import finish_run
+
+    rundir = paths.rundir
+    if not rundir.has_judgments():
         return []
-    written: list[str] = []
-    if analyse_run is not None:
-        from judge.config import load_config
-
-        config = load_config(paths.config)
-        human = labels_file(paths)
-        if human is not None:
-            # Only for the analysis: the stored config stays as prepared, so its hash (checked
-            # when the run resumes) does not change when labels arrive later.
-            calibration = config.calibration.model_copy(update={"human": human})
-            config = config.model_copy(update={"calibration": calibration})
-        analyse_run(config, paths.run_dir)
-        written.append("summary.json")
-    if write_report is not None:
-        written += [Path(p).name for p in write_report(paths.run_dir)]
-    return written
-
-
-def _optional(module: str, name: str) -> Callable[..., Any] | None:
-    try:
-        loaded = import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise  # the module exists but is broken: that must not pass silently
-        return None
-    return getattr(loaded, name, None)
+    # The stored config stays as prepared, so its hash (checked when the run resumes) does not
+    # change when labels arrive later.
+    finish_run(load_config(paths.config), rundir, human=labels_file(paths))
+    return [rundir.summary_file.name, rundir.report_md.name, rundir.report_html.name]

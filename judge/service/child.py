@@ -1,14 +1,15 @@
 """One run's worker process: `python -m judge.service.child --root RUN_ROOT --cache FILE ...`.
 
-It runs the `judge run` command function itself (the CLI's code, not a copy) on the run's
-stored config, then refreshes the analysis with any uploaded human labels, and writes its
-outcome to `worker.outcome.json` for the server to read.
+It runs the library's `run_pipeline` (what `judge run` calls) on the run's config, then
+refreshes the analysis with any uploaded human labels, and writes its outcome to
+`worker.outcome.json` for the server to read.
 
 Never two at once on one run, or replies would be paid twice:
 - it dies with the server: `PR_SET_PDEATHSIG` delivers SIGINT when the server goes (even on
   SIGKILL); SIGINT makes the runner cancel, flush the replies it holds and exit;
-- it holds an exclusive `flock` on `worker.lock` while it works, and a new worker waits for it;
-  an orphan that outlives its server (no pdeathsig off Linux) is waited for, then killed.
+- it holds the run dir's exclusive lock (`RunDir.locked`, the one `judge run` takes) while it
+  works, and a new worker waits for it; an orphan that outlives its server (no pdeathsig off
+  Linux) is waited for, then killed.
 """
 
 from __future__ import annotations
@@ -16,18 +17,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
-import fcntl
 import io
 import json
 import os
 import signal
 import sys
-import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from judge.errors import JudgeError
+from judge.errors import JudgeError, RunDirBusy
 from judge.service.layout import RunPaths
 from judge.service.redaction import redact
 
@@ -49,12 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     paths = RunPaths(args.root)
     if not _die_with_parent(args.parent_pid):
         return 1  # the server is already gone: its successor starts a worker of its own
-    lock = _take_lock(paths)
     try:
-        outcome = _work(paths, args.cache)
-        _write_outcome(paths, outcome)
-    finally:
-        os.close(lock)
+        with _run_lock(paths):
+            outcome = _work(paths, args.cache)
+    except Exception as exc:  # the run dir itself is unusable (not a directory, no space...)
+        traceback.print_exc()
+        outcome = {"status": "failed", "error": _internal(exc, paths)}
+    _write_outcome(paths, outcome)
     return {"finished": 0, "failed": 2, "interrupted": 130}.get(outcome["status"], 1)
 
 
@@ -99,52 +100,43 @@ class RedactingStream(io.TextIOBase):
 
 
 def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
-    import typer
-
-    from judge.cli import run as run_command
+    from judge.config import load_config
+    from judge.run import run_pipeline
 
     try:
-        run_command(
-            config=paths.config,
-            run_dir=paths.run_dir,
-            workers=1,  # one process: nothing outlives this one when the server dies
-            max_cost=None,
-            dry_run=False,
-            quiet=True,
-            cache=cache,
-        )
-    except typer.Exit as stop:
-        if stop.exit_code == 1:
-            # A `compare.gates` check failed: the run is complete and the failed gate is in
-            # summary.json (comparison.gates), which is where a client reads verdicts.
-            return _finish(paths, gate_failed=True)
-        # `judge run` exits 3 when it stopped before the end (budget).
-        return {
-            "status": "failed",
-            "error": f"the run stopped before every request was answered (exit {stop.exit_code}),"
-            " e.g. at the budget in the config; raise budget.max_cost_usd and resume",
-        }
+        config = load_config(paths.config)
+        # One process: nothing outlives this one when the server dies.
+        outcome = run_pipeline(config, paths.rundir, workers=1, cache_path=cache)
     except JudgeError as exc:
         return {"status": "failed", "error": _client_text(str(exc), paths)}
     except KeyboardInterrupt:
         # Cancelled, or the server went away: what was answered is in the store; aggregate it
         # so a cancelled run still shows its partial judgments.
         with contextlib.suppress(Exception):
-            _write_partial_outputs(paths)
+            from judge.run import write_partial_outputs
+
+            write_partial_outputs(config, paths.rundir)
         return {"status": "interrupted", "error": None}
     except Exception as exc:
         traceback.print_exc()
+        return {"status": "failed", "error": _internal(exc, paths)}
+    if outcome.status == "stopped":
         return {
             "status": "failed",
-            "error": _client_text(f"internal error: {type(exc).__name__}: {exc}", paths),
+            "error": "the run stopped before every request was answered, e.g. at the budget in "
+            "the config; raise budget.max_cost_usd and resume",
         }
-    return _finish(paths, gate_failed=False)
+    # A failed `compare.gates` check leaves a complete run; the gate is in summary.json
+    # (comparison.gates), which is where a client reads verdicts.
+    note = (
+        "a compare gate failed: see comparison.gates" if outcome.status == "gate_failed" else None
+    )
+    return _with_labels(paths, note)
 
 
-def _finish(paths: RunPaths, *, gate_failed: bool) -> dict[str, Any]:
+def _with_labels(paths: RunPaths, note: str | None) -> dict[str, Any]:
     from judge.service.analysis import labels_file, refresh_analysis
 
-    note = "a compare gate failed: see comparison.gates" if gate_failed else None
     if labels_file(paths) is not None:
         # `judge run` analysed without them (the prepared config must not change): again with.
         try:
@@ -156,11 +148,8 @@ def _finish(paths: RunPaths, *, gate_failed: bool) -> dict[str, Any]:
     return {"status": "finished", "error": note}
 
 
-def _write_partial_outputs(paths: RunPaths) -> None:
-    from judge.config import load_config
-    from judge.pipeline import write_outputs
-
-    write_outputs(load_config(paths.config), paths.run_dir)
+def _internal(exc: Exception, paths: RunPaths) -> str:
+    return _client_text(f"internal error: {type(exc).__name__}: {exc}", paths)
 
 
 def _client_text(message: str, paths: RunPaths) -> str:
@@ -184,37 +173,30 @@ def _die_with_parent(parent_pid: int) -> bool:
     return os.getppid() == parent_pid
 
 
-def _take_lock(paths: RunPaths) -> int:
-    """Hold the run's worker lock (blocking); returns its file descriptor."""
-    fd = os.open(paths.lock, os.O_RDWR | os.O_CREAT, 0o600)
-    started = time.monotonic()
-    killed = False
-    while True:
+@contextlib.contextmanager
+def _run_lock(paths: RunPaths) -> Iterator[None]:
+    """Hold the run dir's lock (the one `judge run` takes), waiting for an older worker; an
+    orphan that outlives its server (no pdeathsig off Linux) is waited for, then killed."""
+    rundir = paths.rundir
+    with contextlib.ExitStack() as stack:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            break
-        except BlockingIOError:
-            if not killed and time.monotonic() - started > ORPHAN_WAIT_S:
-                killed = _kill_orphan(fd, paths)
-            time.sleep(0.1)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, str(os.getpid()).encode(), 0)
-    return fd
+            stack.enter_context(rundir.locked(wait_s=ORPHAN_WAIT_S))
+        except RunDirBusy as busy:
+            _kill_orphan(busy.pid, paths)
+            stack.enter_context(rundir.locked(wait_s=None))
+        yield
 
 
-def _kill_orphan(fd: int, paths: RunPaths) -> bool:
-    """Kill the worker holding the lock, if it is really a worker of this run."""
+def _kill_orphan(pid: int | None, paths: RunPaths) -> None:
+    """Kill the process holding the run's lock, if it is really a worker of this run."""
     try:
-        pid = int(os.pread(fd, 32, 0).decode().strip() or 0)
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except (ValueError, OSError):
-        return False
+    except (TypeError, OSError):
+        return
     if CHILD_MODULE.encode() in cmdline and str(paths.root).encode() in cmdline:
-        print(f"killing worker {pid}, still holding {paths.lock}", file=sys.stderr)
+        print(f"killing worker {pid}, still holding {paths.rundir.lock_file}", file=sys.stderr)
         with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-        return True
-    return False
+            os.kill(pid, signal.SIGKILL)  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

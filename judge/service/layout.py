@@ -5,8 +5,9 @@
                                    paid once per owner, and no owner learns (from `cached`
                                    flags or timings) what another owner asked
 <data_dir>/runs/<run_id>/inputs/   uploaded files and the config the run executes
-<data_dir>/runs/<run_id>/run/      the pipeline's run dir (store.sqlite, judgments, summary)
-<data_dir>/runs/<run_id>/worker.*  the worker process's log, lock and outcome
+<data_dir>/runs/<run_id>/run/      the pipeline's run dir (`judge.rundir.RunDir`: its store,
+                                   outputs and the lock its one worker holds)
+<data_dir>/runs/<run_id>/worker.*  the worker process's log and outcome
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from judge.rundir import RunDir
 
 RUN_ID = re.compile(r"^r_[0-9a-f]{20}$")
 
@@ -31,6 +34,11 @@ class RunPaths:
         return self.root / "run"
 
     @property
+    def rundir(self) -> RunDir:
+        """The run dir as the library knows it (its files, store and lock)."""
+        return RunDir(self.run_dir)
+
+    @property
     def config(self) -> Path:
         """The config the run executes: the client's, with upload paths filled in."""
         return self.inputs / "config.yaml"
@@ -38,10 +46,6 @@ class RunPaths:
     @property
     def log(self) -> Path:
         return self.root / "worker.log"
-
-    @property
-    def lock(self) -> Path:
-        return self.root / "worker.lock"
 
     @property
     def outcome(self) -> Path:

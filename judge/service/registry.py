@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import Engine, func, select, true, update
 from sqlalchemy.engine import Row
 
+from judge.rundir import RunDir
 from judge.service.auth import Principal
 from judge.service.db import as_utc, runs, tokens, uploads, utc_now
 from judge.service.layout import RUN_ID, RunPaths, run_paths
@@ -158,12 +159,12 @@ def run_info(data_dir: Path, row: Row[Any], *, with_progress: bool) -> RunInfo:
 
 def progress(run_dir: Path) -> Progress | None:
     """What the store says now (WAL: safe beside the worker writing to it)."""
-    if not (run_dir / "store.sqlite").exists():
+    rundir = RunDir(run_dir)
+    if not rundir.has_store():
         return None
-    from judge.pipeline import progress_of
-    from judge.store import RunStore
+    from judge.run.execute import progress_of
 
-    with RunStore.open(run_dir) as store:
+    with rundir.open_store() as store:
         now = progress_of(store)
     return Progress(
         total=now.total,

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.engine import Row
 from starlette.datastructures import UploadFile
 
-from judge.errors import ConfigError, DataError, JudgeError
+from judge.errors import ConfigError, DataError, JudgeError, RunDirBusy
 from judge.service.analysis import (
     LABELS_STEM,
     calibration_of,
@@ -39,8 +39,8 @@ __all__ = [
     "human_labels",
     "judgments_page",
     "library_call",
-    "output_file",
     "query_call",
+    "report_file",
     "require_finished",
     "store_labels",
     "summary_for_client",
@@ -48,7 +48,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-JUDGMENTS = "judgments.jsonl"
 
 
 def _not_yet(what: str, status: str) -> ProblemError:
@@ -60,17 +59,10 @@ def _not_yet(what: str, status: str) -> ProblemError:
     )
 
 
-def output_file(paths: RunPaths, status: str, name: str) -> Path:
-    path = paths.run_dir / name
+def report_file(paths: RunPaths, status: str) -> Path:
+    path = paths.rundir.report_html
     if not path.is_file():
-        if name == "report.html" and status == "finished":
-            raise ProblemError(
-                404,
-                "not-produced",
-                "Not produced",
-                "this server's pipeline renders no report.html; use summary.json",
-            )
-        raise _not_yet(name, status)
+        raise _not_yet(path.name, status)
     return path
 
 
@@ -82,8 +74,8 @@ def require_finished(paths: RunPaths, status: str) -> None:
             "Run not finished",
             f"the run is {status}: calibration and comparison use a finished run's judgments",
         )
-    if not (paths.run_dir / JUDGMENTS).is_file():
-        raise _not_yet(JUDGMENTS, status)
+    if not paths.rundir.has_judgments():
+        raise _not_yet(paths.rundir.judgments_jsonl.name, status)
 
 
 def human_labels(paths: RunPaths) -> Path:
@@ -110,8 +102,10 @@ def _no_labels() -> ProblemError:
 def summary_for_client(paths: RunPaths, status: str) -> dict[str, Any]:
     """`summary.json` as the client sees it: NaN-free, and naming the run's own files
     (uploads) by name rather than by where the data dir keeps them."""
-    path = output_file(paths, status, "summary.json")
-    summary = json.loads(path.read_text(encoding="utf-8"))
+    rundir = paths.rundir
+    if not rundir.has_summary():
+        raise _not_yet(rundir.summary_file.name, status)
+    summary = rundir.read_summary().to_dict()
     return _client_paths(finite(summary), paths)  # type: ignore[no-any-return]
 
 
@@ -188,9 +182,9 @@ def _parameter_in(message: str, params: dict[str, Any]) -> str | None:
 def judgments_page(
     paths: RunPaths, status: str, filters: dict[str, str | None], limit: int, offset: int
 ) -> JudgmentsPage:
-    path = paths.run_dir / JUDGMENTS
+    path = paths.rundir.judgments_jsonl
     if not path.is_file():
-        raise _not_yet(JUDGMENTS, status)
+        raise _not_yet(path.name, status)
     wanted = {k: v for k, v in filters.items() if v is not None}
     system = wanted.pop("system", None)
     items: list[dict[str, Any]] = []
@@ -265,7 +259,7 @@ def _replace_labels(
     rows: int,
 ) -> tuple[int, dict[str, Any] | None, list[str]]:
     report = None
-    if _status(engine, row.id) == "finished" and (paths.run_dir / JUDGMENTS).is_file():
+    if _status(engine, row.id) == "finished" and paths.rundir.has_judgments():
         report = library_call(lambda: calibration_of(paths.run_dir, staged), names)
     old = labels_file(paths)
     if old is not None and old != final:
@@ -280,11 +274,19 @@ def _replace_labels(
     if report is not None:
         try:
             refreshed = refresh_analysis(paths)
+        except RunDirBusy:
+            raise ProblemError(
+                409,
+                "run-busy",
+                "Run busy",
+                "the run is being worked on (resumed meanwhile?): the labels are kept and "
+                "used when it finishes",
+            ) from None
         except (ConfigError, DataError) as exc:
             raise ProblemError(
                 422, "analysis-failed", "Analysis failed", rename_paths(str(exc), names)
             ) from None
-        if "summary.json" in refreshed:
+        if paths.rundir.summary_file.name in refreshed:
             report = summary_section(paths, "calibration")  # what the report now shows
     return rows, report, refreshed
 

@@ -335,7 +335,7 @@ def summary(run: Run) -> dict[str, Any]:
 )
 def report(run: Run) -> FileResponse:
     """The one-page report (when the installed pipeline renders one)."""
-    path = results.output_file(run.paths, run.row.status, "report.html")
+    path = results.report_file(run.paths, run.row.status)
     # The report quotes untrusted text (system outputs): no scripts, no outside requests.
     csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
     return FileResponse(path, media_type="text/html", headers={"Content-Security-Policy": csp})

@@ -175,7 +175,7 @@ def _finish(
     """Write the config the run executes, validate it and prepare the run (all by the
     library), mapping its errors to problems."""
     from judge.config import load_config
-    from judge.prepare import prepare_run
+    from judge.run import prepare_run
 
     paths.config.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     try:

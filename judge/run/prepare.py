@@ -4,6 +4,11 @@ This is the offline half of the pipeline. It spends nothing: after it, the run d
 request the judges will receive, so a user can inspect prompts, counts and the scrub report
 before paying. Preparing the same config into the same run dir again is a no-op (ids are
 content hashes and the blinding secret is reused from the run's key file).
+
+Crash safety rests on one order: the key file is written (and fsynced) before the store holds
+a request naming its ids, and the store's `config_hash` is written last. A prepare killed at
+any instant leaves either no key (nothing stored yet: the next prepare starts afresh) or a key
+whose secret the next prepare reuses to add the same rows again (inserts are idempotent).
 """
 
 from __future__ import annotations
@@ -15,13 +20,12 @@ from pathlib import Path
 from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
 from judge.config import JudgeSpec, RunConfig
 from judge.data import load_items, load_responses
-from judge.errors import ConfigError
+from judge.errors import ConfigError, DataError
 from judge.families import check_pairs_judgeable, is_same_family
-from judge.files import write_json, write_jsonl
 from judge.hashing import content_hash
 from judge.provenance import environment
 from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
-from judge.store import RunStore
+from judge.rundir import RunDir
 from judge.types import (
     BlindedPair,
     BlindedResponse,
@@ -33,11 +37,6 @@ from judge.types import (
     Response,
     ScrubReport,
 )
-
-KEY_FILENAME = "blinding_key.json"
-BLINDED_FILENAME = "blinded.jsonl"
-PAIRS_FILENAME = "pairs.jsonl"
-SCRUB_REPORT_FILENAME = "scrub_report.json"
 
 
 @dataclass
@@ -58,12 +57,19 @@ class PrepareSummary:
 
 def prepare_run(
     config: RunConfig,
-    run_dir: str | Path,
+    run_dir: RunDir | str | Path,
     *,
     log: Callable[[str], None] = lambda _msg: None,
 ) -> PrepareSummary:
-    run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    """Load, blind, pair and render every judge request into `run_dir`'s store, under the run
+    dir's lock. Crash-safe: the blinding key is durable before any request row exists, so a
+    prepare killed at any instant is completed (or redone) by the next one."""
+    rundir = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+    with rundir.locked():
+        return _prepare(config, rundir, log)
+
+
+def _prepare(config: RunConfig, rundir: RunDir, log: Callable[[str], None]) -> PrepareSummary:
     config_hash = content_hash(config.model_dump(mode="json"))
     rubric = load_rubric(config.rubric)
 
@@ -92,7 +98,8 @@ def prepare_run(
             f"least two systems; found {systems or 'none'}"
         )
 
-    secret = run_secret(run_dir, config.blinding.secret)
+    previous_key = _usable_key(rundir, config_hash, log)
+    secret = previous_key.blinding_secret if previous_key else config.blinding.secret
     scrubber = None
     if config.blinding.scrub:
         scrubber = Scrubber(
@@ -103,7 +110,7 @@ def prepare_run(
         )
     log(f"blinding {len(responses)} responses of {len(systems)} systems")
     blinded, key, scrub = blind_responses(
-        responses, secret=secret, seed=config.blinding.seed, scrubber=scrubber
+        responses, secret=secret or new_secret(), seed=config.blinding.seed, scrubber=scrubber
     )
     pairs: list[BlindedPair] = []
     skipped: list[tuple[str, str, str]] = []
@@ -119,19 +126,23 @@ def prepare_run(
     requests = list(_plan_requests(config, rubric, items, blinded, pairs, key))
     same_family = sum(r.same_family for r in requests)
 
-    with RunStore.open(run_dir) as store:
-        previous = store.get_meta("config_hash")
-        if previous is not None and previous != config_hash:
-            raise ConfigError(
-                f"run dir {run_dir} holds a run prepared from a different config; "
-                "choose another --run-dir or remove that one"
-            )
+    if previous_key is not None:
+        # Ids are the secret's: what an earlier prepare stored keeps its names even if the data
+        # has since lost some responses.
+        key = key.model_copy(
+            update={
+                "systems": {**previous_key.systems, **key.systems},
+                "pairs": {**previous_key.pairs, **key.pairs},
+            }
+        )
+    if key != previous_key:
+        rundir.write_key(key)  # durable before any request row names its ids
+    with rundir.open_store() as store:
         store.add_items(items.values())
         store.add_blinded(blinded)
         store.add_pairs(pairs)
         store.add_requests(requests)
-        if previous is None:
-            store.set_meta("config_hash", config_hash)
+        if store.get_meta("config_hash") is None:
             store.set_meta("config", config.model_dump(mode="json"))
             store.set_meta(
                 "rubric",
@@ -145,10 +156,12 @@ def prepare_run(
             store.set_meta("skipped_pairs", [list(s) for s in skipped])
             store.set_meta("responses_set_aside", set_aside)
             store.set_meta("system_costs", system_costs(responses))
+            # Last: a store with a config hash is a prepared run.
+            store.set_meta("config_hash", config_hash)
 
-    write_blinding_outputs(run_dir, key, blinded, pairs, scrub)
+    rundir.write_blinding_tables(blinded, pairs, scrub)
     return PrepareSummary(
-        run_dir=run_dir,
+        run_dir=rundir.path,
         items=len(items),
         responses=len(responses),
         systems=systems,
@@ -159,6 +172,40 @@ def prepare_run(
         rubric=f"{rubric.id}@{rubric.version}",
         scrub=scrub,
         judges=[j.model for j in config.judges],
+    )
+
+
+def _usable_key(rundir: RunDir, config_hash: str, log: Callable[[str], None]) -> BlindingKey | None:
+    """The key an earlier prepare of this run left, after checking the store agrees with it.
+
+    A store holding requests without a key cannot be unblinded: with nothing judged yet it is
+    discarded and the run prepared afresh; with replies stored, the user decides."""
+    if not rundir.has_store():
+        return rundir.read_key() if rundir.has_key() else None
+    with rundir.open_store() as store:
+        previous = store.get_meta("config_hash")
+        counts = store.counts()
+    if previous is not None and previous != config_hash:
+        raise ConfigError(
+            f"run dir {rundir.path} holds a run prepared from a different config; "
+            "choose another --run-dir or remove that one"
+        )
+    if rundir.has_key():
+        return rundir.read_key()
+    if counts["requests"] == 0:
+        return None
+    if counts["responses"] == 0:
+        log(
+            f"{rundir.key_file.name} is missing and nothing was judged yet: "
+            "preparing the run afresh"
+        )
+        rundir.discard_store()
+        return None
+    raise DataError(
+        f"the blinding key is missing, but the store holds {counts['responses']} replies "
+        "judged under it: restore the key file, or remove the run dir to start again "
+        "(identical requests are then served from the response cache)",
+        path=str(rundir.key_file),
     )
 
 
@@ -183,20 +230,6 @@ def system_costs(responses: list[Response]) -> dict[str, dict[str, float | int |
             "cost_known": len(costs),
         }
     return out
-
-
-def write_blinding_outputs(
-    out_dir: Path,
-    key: BlindingKey,
-    blinded: Sequence[BlindedResponse],
-    pairs: Sequence[BlindedPair],
-    scrub: ScrubReport,
-) -> None:
-    """The key (owner-only) apart from the judge-visible tables and the scrub report."""
-    write_json(out_dir / KEY_FILENAME, key.model_dump(mode="json"), private=True)
-    write_jsonl(out_dir / BLINDED_FILENAME, (b.model_dump(mode="json") for b in blinded))
-    write_jsonl(out_dir / PAIRS_FILENAME, (p.model_dump(mode="json") for p in pairs))
-    write_json(out_dir / SCRUB_REPORT_FILENAME, scrub.model_dump(mode="json"))
 
 
 def orders_for(config: RunConfig) -> tuple[Order, ...]:
@@ -319,12 +352,3 @@ def _request(
         cache_key=cache_key,
         same_family=same_family,
     )
-
-
-def run_secret(run_dir: Path, configured: str | None = None) -> str:
-    """The run's HMAC secret: from its existing key file (so a rerun keeps its opaque ids),
-    else the configured one, else a fresh one."""
-    path = run_dir / KEY_FILENAME
-    if path.exists():
-        return BlindingKey.model_validate_json(path.read_text(encoding="utf-8")).blinding_secret
-    return configured or new_secret()

@@ -1,0 +1,540 @@
+"""The page's sections, built from the run summary's fields: Question, Decision, Setup, Data,
+Results and Judge. Every number on the page is a value of the summary, formatted (`format`);
+nothing is computed here, so a reader can check any figure against `summary.json`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from judge import plots
+from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
+from judge.report.format import (
+    count,
+    estimate,
+    interval,
+    label,
+    level,
+    num,
+    pct,
+    pct0,
+    seconds,
+    share,
+    short,
+    stratum_name,
+    usd,
+)
+from judge.summary import (
+    Analysis,
+    Calibration,
+    JudgeBehaviour,
+    Literature,
+    RunComparison,
+    RunSummary,
+    SameFamily,
+)
+
+
+def build(summary: RunSummary) -> list[Block]:
+    analysis = summary.analysed()
+    blocks: list[Block] = [Heading(f"Evaluation report: {summary.run.name}", 1)]
+    # The decision follows the question: a reader with a minute reads those two.
+    blocks += _question(summary)
+    blocks += _decision(summary, analysis)
+    blocks += _setup(summary, analysis)
+    blocks += _data(summary, analysis)
+    blocks += _results(summary, analysis)
+    blocks += _judge(summary, analysis)
+    return blocks
+
+
+def _question(summary: RunSummary) -> list[Block]:
+    question = summary.run.question or "No question was stated in the run config."
+    return [Heading("Question"), Para(question)]
+
+
+def _setup(summary: RunSummary, analysis: Analysis) -> list[Block]:
+    run = summary.run
+    rubric = run.rubric
+    env = run.environment
+    judges = [
+        [
+            j.model + (" (recorded verdicts replayed)" if j.recorded else ""),
+            j.family or "inferred",
+            ", ".join(f"{k}={_param(v)}" for k, v in sorted(j.params.items()))
+            or "provider defaults",
+            j.transport,
+        ]
+        for j in run.judges
+    ]
+    seeds = ", ".join(f"{k} {count(v)}" for k, v in run.seeds.items())
+    if analysis.calibration is not None:
+        seeds += f", calibration {count(analysis.calibration.seed)}"
+    packages = ", ".join(f"{k} {label(v)}" for k, v in sorted(env.packages.items()))
+    sampling = f"pairs: {run.pairs.mode}"
+    if run.pairs.baseline:
+        sampling += f" against {run.pairs.baseline}"
+    sampling += f"; orders: {run.orders}"
+    if run.orders == "both":
+        sampling += " (every pair judged as A/B and as B/A; disagreeing orders count as a tie)"
+    return [
+        Heading("Setup"),
+        Bullets(
+            [
+                f"Systems: {', '.join(analysis.comparison.systems)}",
+                f"Rubric: {rubric.id}@{count(rubric.version)} ({rubric.hash})",
+                f"Sampling: {sampling}",
+                f"Seeds: {seeds}",
+                f"Config: {run.config_hash}; recorded {env.recorded_at} on "
+                f"Python {label(env.python)}",
+                f"Packages: {packages}",
+            ]
+        ),
+        Table(["judge", "family", "parameters", "transport"], judges),
+    ]
+
+
+def _param(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return json.dumps(value)
+    return count(value)
+
+
+def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
+    counts = summary.counts
+    scrub = summary.scrub
+    data = analysis.data
+    if scrub is None:
+        blinding = "Blinding: identity markers were not scrubbed (blinding.scrub: false)"
+    else:
+        rules = ", ".join(f"{k} {count(v)}" for k, v in sorted(scrub.by_rule.items()) if v)
+        blinding = (
+            f"Blinding: {count(scrub.total)} identity markers scrubbed in "
+            f"{count(scrub.responses_changed)} of {count(scrub.responses)} responses"
+            + (f" ({rules})" if rules else "")
+        )
+    strata = [
+        [column, ", ".join(f"{label(value)} ({count(n)})" for value, n in sizes.items())]
+        for column, sizes in data.strata.items()
+    ]
+    holdout = (
+        "No holdout: every human label is used both to measure agreement and to correct the "
+        "estimates, so the corrected intervals are for these items, not new ones."
+        if analysis.calibration is not None
+        else "No human labels were given: the judge is not calibrated."
+    )
+    blocks: list[Block] = [
+        Heading("Data"),
+        Bullets(
+            [
+                f"{count(counts.items)} items, {count(counts.blinded)} responses, "
+                f"{count(counts.pairs)} pairs judged ({count(summary.skipped_pairs)}"
+                " pairs skipped: a system's answer missing), "
+                f"{count(counts.requests)} judge requests",
+                f"Replies: {count(counts.verdicts)} verdicts, "
+                f"{count(counts.parse_failures)} parse failures, {count(counts.errors)} "
+                f"errors, {count(counts.pending)} pending; {count(counts.cached)} from the "
+                "cache",
+                blinding,
+                holdout,
+            ]
+        ),
+    ]
+    strata += [
+        [column, f"{count(n)} values (one per item group; not listed)"]
+        for column, n in data.many_valued.items()
+    ]
+    if strata:
+        blocks.append(Table(["stratum", "items per value"], strata))
+    return blocks
+
+
+def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
+    comparison = analysis.comparison
+    ci = level(comparison.ci)
+    blocks: list[Block] = [Heading("Results")]
+    win = {w.system: w for w in analysis.win_rates or []}
+    strength = "Bradley-Terry strength" if comparison.kind == "pairwise" else "mean score"
+    blocks.append(
+        Para(
+            f"Judged by {comparison.judge}. Ranking with {ci} intervals from "
+            f"{count(comparison.resamples)} paired bootstrap resamples over items (seed "
+            f"{count(comparison.seed)}); systems whose intervals overlap share a rank."
+        )
+    )
+    rows = []
+    for r in comparison.ranking:
+        w = win.get(r.system)
+        rows.append(
+            [
+                count(r.rank),
+                r.system,
+                interval(r.estimate, r.ci_low, r.ci_high),
+                interval(w.win_rate, w.ci_low, w.ci_high, pct) if w else "n/a",
+                count(r.n_items),
+            ]
+        )
+    blocks.append(Table(["rank", "system", strength, "win rate vs all others", "items"], rows))
+    if comparison.notes:
+        blocks.append(Bullets([f"Note: {n}" for n in comparison.notes]))
+    order = [r.system for r in comparison.ranking] or list(comparison.systems)
+    figure = plots.forest(comparison.comparisons, "Paired differences, all pairs")
+    if figure:
+        blocks.append(Figure("forest", figure, "Forest plot of paired differences"))
+    if comparison.win_rates:
+        matrix = plots.win_matrix(comparison.win_rates, order)
+        if matrix:
+            blocks.append(Figure("win_matrix", matrix, "Win-rate matrix heat map"))
+    diffs = [
+        [
+            f"{c.a} vs {c.b}",
+            interval(c.mean_diff, c.ci_low, c.ci_high),
+            f"{count(c.wins)}/{count(c.losses)}/{count(c.ties)}",
+            ("≤ " if c.p_at_floor else "") + num(c.p_holm),
+            "yes" if c.distinguishable else "no",
+        ]
+        for c in comparison.comparisons
+    ]
+    blocks.append(Heading("Paired differences", 3))
+    if any(c.p_at_floor for c in comparison.comparisons):
+        blocks.append(
+            Para(
+                f"A bootstrap of {count(comparison.resamples)} resamples gives no p-value "
+                f"below {num(comparison.p_floor, 5)} (before Holm's adjustment): pairs at "
+                "that floor are marked ≤."
+            )
+        )
+    blocks.append(
+        Table(["pair", "difference (net win rate)", "W/L/T", "p (Holm)", "told apart"], diffs)
+    )
+    blocks += _per_stratum(analysis, comparison)
+    blocks += _same_family(summary, analysis)
+    blocks += _cost(summary)
+    return blocks
+
+
+def _per_stratum(analysis: Analysis, comparison: RunComparison) -> list[Block]:
+    by = comparison.by
+    if not by or not comparison.by_stratum:
+        return []
+    pairs = [(n.upper, n.lower) for n in analysis.decision.neighbours]
+    oriented = analysis.decision.neighbours_by_stratum
+    rows = [
+        [label(stratum)]
+        + ["n/a" if c is None else interval(c.diff, c.ci_low, c.ci_high, short) for c in found]
+        for stratum, found in oriented.items()
+    ]
+    blocks: list[Block] = [Heading(f"Per {by}", 3)]
+    by_stratum = analysis.win_rates_by_stratum
+    if by_stratum is not None and by_stratum.strata:
+        systems = [r.system for r in comparison.ranking] or list(comparison.systems)
+        table = []
+        for stratum, rates in by_stratum.strata.items():
+            mine = {w.system: w for w in rates}
+            table.append(
+                [label(stratum)]
+                + [
+                    interval(mine[s].win_rate, mine[s].ci_low, mine[s].ci_high, pct0)
+                    if s in mine
+                    else "n/a"
+                    for s in systems
+                ]
+            )
+        blocks += [
+            Para(f"Win rate against all others within each {by}:"),
+            Table([by, *systems], table),
+        ]
+    blocks += [
+        Para(
+            "Neighbouring systems of the overall ranking, within each stratum (net win rate of "
+            "the first, with its interval). Every pair and stratum is in summary.json under "
+            "comparison.by_stratum."
+        ),
+        Table([by, *(f"{a} vs {b}" for a, b in pairs)], rows),
+    ]
+    figure = plots.strata_multiples(oriented, pairs, by)
+    if figure:
+        blocks.append(Figure("strata", figure, f"Per-{by} small multiples"))
+    return blocks
+
+
+def _same_family(summary: RunSummary, analysis: Analysis) -> list[Block]:
+    same = analysis.same_family
+    if same is None:
+        return []
+    judges = ", ".join(j.model for j in summary.run.judges)
+    full = {r.system: r for r in analysis.comparison.ranking}
+    blocks: list[Block] = [
+        Heading("Same-family verdicts", 3),
+        Para(
+            f"{judges} shares a family with {', '.join(same.systems)}: "
+            f"{count(same.flagged_pairs)} pair judgments are flagged (allowed by the config), "
+            f"{count(same.cross_family_pairs)} are cross-family. Without the flagged pairs "
+            f"{', '.join(same.systems)} drop out (every pair of theirs is flagged) and the "
+            "others are ranked among themselves, so their ranks renumber; what matters is "
+            "whether their order holds:"
+        ),
+    ]
+    only = same.cross_family_only
+    if only is not None:
+        rows = [
+            [
+                r.system,
+                count(r.rank),
+                interval(r.estimate, r.ci_low, r.ci_high),
+                count(full[r.system].rank) if r.system in full else "n/a",
+            ]
+            for r in only.ranking
+        ]
+        blocks.append(Table(["system", "rank without", "strength without", "rank with"], rows))
+    blocks += _same_family_agreement(analysis.calibration)
+    return blocks
+
+
+def _same_family_agreement(calibration: Calibration | None) -> list[Block]:
+    if calibration is None:
+        return []
+    split = {s.stratum["same_family"]: s for s in calibration.strata if "same_family" in s.stratum}
+    if "yes" not in split or "no" not in split:
+        return []
+    yes, no = split["yes"].metrics, split["no"].metrics
+    return [
+        Para(
+            "Agreement with the humans (S1, ties count): "
+            f"{share(yes['agreement_s1'])} on same-family pairs, "  # type: ignore[arg-type]
+            f"{share(no['agreement_s1'])} on cross-family pairs; "  # type: ignore[arg-type]
+            f"alpha {estimate(yes['alpha'])} vs {estimate(no['alpha'])}."
+        )
+    ]
+
+
+def _cost(summary: RunSummary) -> list[Block]:
+    replayed = {j.model for j in summary.run.judges if j.recorded}
+    rows = [
+        [
+            name,
+            "replayed, not measured" if name in replayed else usd(s.cost_usd),
+            "replayed, not measured" if name in replayed else seconds(s.latency_median_s),
+            count(s.requests),
+        ]
+        for name, s in summary.judges.items()
+    ]
+    blocks: list[Block] = [
+        Heading("Cost and latency", 3),
+        Table(["judge", "cost", "median latency", "requests"], rows),
+    ]
+    if not summary.system_costs:
+        blocks.append(Para("The responses table gives no latency or cost for the systems."))
+        return blocks
+    blocks.append(
+        Table(
+            ["system", "median latency", "cost per response", "total cost", "responses"],
+            [
+                [
+                    name,
+                    seconds(c.latency_median_s),
+                    usd(c.cost_usd_mean, 4),
+                    usd(c.cost_usd_total),
+                    count(c.responses),
+                ]
+                for name, c in summary.system_costs.items()
+            ],
+        )
+    )
+    return blocks
+
+
+def _judge(summary: RunSummary, analysis: Analysis) -> list[Block]:
+    blocks: list[Block] = [Heading("Judge")]
+    blocks.append(
+        Table(
+            [
+                "judge",
+                "position consistency",
+                "first slot wins",
+                "longer answer wins",
+                "ties (single order)",
+                "parse failures",
+            ],
+            [_behaviour_row(name, s) for name, s in summary.judges.items()],
+        )
+    )
+    figure = plots.judge_bias(summary.judges)
+    if figure:
+        blocks.append(Figure("judge_bias", figure, "Position consistency and first-slot wins"))
+    calibration = analysis.calibration
+    if calibration is None:
+        blocks.append(Para("Not calibrated: no human labels (calibration.human) were given."))
+        return blocks
+    overall = calibration.overall
+    m = overall.metrics
+    ceiling = overall.ceiling
+    gate = calibration.gate
+    join = calibration.join
+    blocks.append(
+        Para(
+            f"{count(join.matched_labels)} of {count(join.human_labels)} human labels fall on "
+            f"judged pairs ({count(join.human_only.count)} labelled keys were not judged); "
+            f"agreement on those {count(overall.keys)} keys, {level(calibration.confidence)} "
+            f"intervals from {count(calibration.resamples)} resamples over keys:"
+        )
+    )
+    agreement = [
+        [
+            stratum_name(part.stratum),
+            estimate(part.metrics["alpha"]),
+            share(part.metrics["agreement_s1"]),  # type: ignore[arg-type]
+            share(part.metrics["agreement_s2"]),  # type: ignore[arg-type]
+            part.gate.verdict,
+        ]
+        for part in [overall, *calibration.strata]
+        if "category" not in part.stratum
+    ]
+    blocks.append(
+        Table(["stratum", "alpha", "agreement S1 (ties count)", "S2 (no ties)", "gate"], agreement)
+    )
+    items = [
+        f"Cohen's kappa {estimate(m['kappa'])}",
+        "Human ceiling: humans among themselves alpha "
+        f"{estimate(ceiling.human_alpha if ceiling else None)}; the judge in a human's place "
+        f"{estimate(ceiling.judge_alpha_loho if ceiling else None)}; gap "
+        f"{estimate(ceiling.alpha_gap if ceiling else None)}",
+        f"Gate: {gate.verdict.upper()}",
+        *gate.reasons,
+    ]
+    blocks.append(Bullets(items))
+    figure = plots.confusion(overall.confusion)
+    if figure:
+        blocks.append(Figure("confusion", figure, "Calibration confusion matrix"))
+    blocks += _corrected(calibration)
+    blocks += _literature(analysis.literature)
+    return blocks
+
+
+def _behaviour_row(name: str, s: JudgeBehaviour) -> list[str]:
+    return [
+        name,
+        pct(s.position_consistency),
+        pct(s.first_slot_win_rate),
+        pct(s.verbosity_preference),
+        pct(s.tie_rate),
+        pct(s.parse_failure_rate),
+    ]
+
+
+def _corrected(calibration: Calibration) -> list[Block]:
+    if not calibration.corrected:
+        return []
+    rows = [
+        [
+            c.target,
+            estimate(c.raw),
+            estimate(c.human_only),
+            interval(c.value, c.ci_low, c.ci_high),
+            count(c.n),
+        ]
+        for c in calibration.corrected
+    ]
+    return [
+        Heading("Corrected estimates", 3),
+        Para(
+            "The judge's raw estimate beside the humans' alone and the PPI++ estimate that "
+            "corrects the judge with the human labels."
+        ),
+        Table(["estimate", "judge (raw)", "humans only", "corrected", "human-labelled"], rows),
+    ]
+
+
+def _literature(lit: Literature | None) -> list[Block]:
+    if lit is None:
+        return []
+    rows = [
+        [stratum_name(part.stratum), share(part.agreement_s1), share(part.agreement_s2)]
+        for part in lit.agreement
+        if "category" not in part.stratum
+    ]
+    return [
+        Heading("Against the published verdicts", 3),
+        Para(
+            f"This run's verdicts equal the published ones on {count(lit.identical_verdicts)}"
+            f" of {count(lit.shared_keys)} shared keys ({count(lit.run_keys)} judged here, "
+            f"{count(lit.keys)} published; the rest lack an answer text). The published "
+            "verdicts' agreement with the same human labels on every key:"
+        ),
+        Table(["stratum", "agreement S1", "S2"], rows),
+    ]
+
+
+def _decision(summary: RunSummary, analysis: Analysis) -> list[Block]:
+    decision = analysis.decision
+    items = []
+    if decision.leader:
+        tied = decision.leader_tied_with
+        lead = f"{decision.leader} ranks first"
+        lead += f", tied with {', '.join(tied)}" if tied else ""
+        items.append(lead + ".")
+    for n in decision.neighbours:
+        shown = f"{interval(n.diff, n.ci_low, n.ci_high)} on {count(n.n)} items"
+        need = n.items_needed
+        if n.distinguishable:
+            items.append(
+                f"{n.upper} over {n.lower}: {shown}, told apart; at this difference about "
+                f"{count(need)} items would still tell them apart."  # type: ignore[arg-type]
+            )
+        else:
+            more = f"about {count(need)} items would" if need else "no number of items would"
+            items.append(
+                f"{n.upper} vs {n.lower}: {shown}, not told apart; {more} tell them apart "
+                "if the difference held."
+            )
+    items += _self_preference_items(summary, analysis.same_family, analysis)
+    return [Heading("Decision"), Para(_gate_sentence(analysis)), Bullets(items)]
+
+
+def _self_preference_items(
+    summary: RunSummary, same: SameFamily | None, analysis: Analysis
+) -> list[str]:
+    if same is None:
+        return []
+    judges = ", ".join(j.model for j in summary.run.judges)
+    text = (
+        f"{', '.join(same.systems)} are judged by their own family ({judges}): every "
+        "verdict on their pairs is flagged, so their places rest on a judge that may favour "
+        "them."
+    )
+    check = analysis.decision.self_preference_check
+    if check is not None:
+        text += (
+            f" Largest gap on such a pair, {check.target}: the judge {num(check.judge)}, "
+            f"the humans alone {num(check.humans)} (corrected {num(check.corrected)}; "
+            "see Corrected estimates)."
+        )
+    return [text]
+
+
+def _gate_sentence(analysis: Analysis) -> str:
+    decision = analysis.decision
+    if decision.trusted:
+        return "The judge passed the calibration gate: these results can be relied on."
+    calibration = analysis.calibration
+    if calibration is None:
+        return (
+            "The judge was not calibrated against humans: treat the ranking as the judge's "
+            "opinion, not as a measurement."
+        )
+    use = calibration.gate.thresholds.alpha_use
+    sentence = (
+        f"The judge is {decision.gate.upper()} by the calibration gate: the ranking below is "
+        "flagged, not trusted."
+    )
+    ceiling = calibration.overall.ceiling
+    human = ceiling.human_alpha if ceiling is not None else None
+    if human is not None and human.ci_high is not None and human.ci_high < use:
+        return sentence + (
+            f" The humans themselves agree only to alpha {estimate(human)}, below the "
+            f"{num(use)} the gate asks of the judge: more or clearer human labels come first; "
+            "no judge can be shown to agree with labels better than they agree with each other."
+        )
+    return sentence + (
+        f" A judge-human alpha whose lower bound reaches {num(use)} would change that."
+    )

@@ -1,0 +1,384 @@
+"""After the judging: calibrate the judge against humans, compare the systems, and decide —
+every number the report shows, as the typed sections of the run's summary (the report only
+formats what is there).
+
+Sections: `comparison` (paired bootstrap, Bradley-Terry ranking with tied ranks, per
+stratum), `win_rates` (each system against the field, item-cluster intervals), `same_family`
+(what the verdicts of a judge on its own family's systems change), `calibration` (agreement with
+intervals, human ceiling, gate, corrected estimates), `literature` (the judge's published
+verdicts: agreement on every labelled key, and whether this run reproduces them), `data` and
+`decision` (what the data supports and how many items would change it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judge.config import RunConfig
+from judge.errors import DataError
+from judge.labels import load_table, run_judgments
+from judge.rundir import RunDir
+from judge.summary import (
+    Analysis,
+    Calibration,
+    Comparison,
+    DataOverview,
+    Decision,
+    Literature,
+    Neighbour,
+    RankedNeighbour,
+    RunComparison,
+    RunSummary,
+    SameFamily,
+    SelfPreferenceCheck,
+    WinRate,
+    WinRatesByStratum,
+)
+
+_CONFIDENCE = 0.95
+_MAX_STRATUM_VALUES = 20
+
+
+def analyse_run(
+    config: RunConfig, rundir: RunDir, summary: RunSummary, *, human: Path | None = None
+) -> RunSummary:
+    """`summary` with its analysis. `human`: labels to calibrate against instead of the
+    config's `calibration.human` (the service's uploaded labels)."""
+    from calibration.ci_gates import GateError, GateSyntaxError
+    from calibration.comparison import ComparisonInputError
+    from calibration.labels import LabelError
+
+    human_path = human or config.calibration.human
+    rows, strata = run_judgments(rundir)
+    judge = str(rows["judge"].iloc[0]) if len(rows) else None
+    pairwise = "score_a" in rows.columns
+    by = _stratum(config.compare.strata, strata)
+    try:
+        comparison = RunComparison.model_validate(
+            {"judge": judge, **_compare(rows, config, by, pairwise)}
+        )
+        # Read once: the calibration and the literature check use the same human labels.
+        labels = None if human_path is None else load_table(human_path)
+        judge_table, kind = _judge_labels(rows, strata)
+        calibration = _calibration(judge_table, kind, labels, human_path, strata, config)
+        same_family = _same_family(rows, config, by) if pairwise else None
+        analysis = Analysis(
+            comparison=comparison,
+            win_rates=_win_rates(rows, config) if pairwise else None,
+            win_rates_by_stratum=(
+                _win_rates_by_stratum(rows, config, by) if pairwise and by else None
+            ),
+            same_family=same_family,
+            calibration=calibration,
+            literature=_literature(judge_table, labels, config),
+            data=_data_overview(rundir, strata, comparison, summary),
+            decision=_decision(comparison, same_family, calibration),
+        )
+    except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:
+        raise DataError(str(exc), path=str(rundir.path)) from None
+    return summary.model_copy(update={"analysis": analysis})
+
+
+def _data_overview(
+    rundir: RunDir, strata: list[str], comparison: Comparison, summary: RunSummary
+) -> DataOverview:
+    """Items per stratum value, and what the run holds per judge."""
+    sizes: dict[str, dict[str, int]] = {column: {} for column in strata}
+    for values in rundir.item_strata().values():
+        for column, value in values.items():
+            bucket = sizes.setdefault(column, {})
+            bucket[str(value)] = bucket.get(str(value), 0) + 1
+    few = {c: v for c, v in sizes.items() if len(v) <= _MAX_STRATUM_VALUES}
+    return DataOverview(
+        strata={c: dict(sorted(v.items(), key=lambda kv: _natural(kv[0]))) for c, v in few.items()},
+        # Item-group ids (question_id) are no strata to list: their number of values only.
+        many_valued={c: len(v) for c, v in sizes.items() if c not in few},
+        systems=len(comparison.systems),
+        judges=len(summary.judges),
+    )
+
+
+def _natural(value: str) -> tuple:
+    return (0, int(value), "") if value.isdigit() else (1, 0, value)
+
+
+def _stratum(wanted: list[str], available: list[str]) -> str | None:
+    for column in wanted:
+        if column not in available:
+            raise DataError(
+                f"compare.strata: {column!r} is not an item column; items have: "
+                f"{', '.join(available) or '(none)'}"
+            )
+    return wanted[0] if wanted else None
+
+
+def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bool) -> dict:
+    from calibration.comparison import compare_table
+
+    if pairwise:
+        table = rows[rows["score_a"].notna()]
+        keep = ["item_id", "system_a", "system_b", "score_a"]
+    else:
+        table = rows[rows["score"].notna()]
+        keep = ["item_id", "system", "score"]
+    if by is not None:
+        keep.append(by)
+    report = compare_table(
+        table[keep].reset_index(drop=True),
+        kind="pairwise" if pairwise else "scores",
+        by=by,
+        resamples=config.compare.resamples,
+        seed=config.compare.seed,
+        gates=config.compare.gates,
+        ci=_CONFIDENCE,
+    )
+    result = report.to_dict()
+    # The smallest p-value this many resamples can give (one pseudo-count): pairs at it are
+    # "at most", not "equal to", their p.
+    floor = 1.0 / (config.compare.resamples + 1)
+    result["p_floor"] = floor
+    for c in [*result["comparisons"], *result["by_stratum"]]:
+        p = c.get("p_value")
+        c["p_at_floor"] = p is not None and p <= floor * (1 + 1e-9)
+    return result
+
+
+def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[WinRate]:
+    """Each system's win rate against all the others (ties half), resampling items."""
+    from calibration.compare import bootstrap_mean
+
+    scored = rows[rows["score_a"].notna()]
+    out = []
+    for system in sorted(set(scored["system_a"]) | set(scored["system_b"])):
+        as_a = scored[scored["system_a"] == system]
+        as_b = scored[scored["system_b"] == system]
+        values = np.concatenate([as_a["score_a"].to_numpy(), 1.0 - as_b["score_a"].to_numpy()])
+        items = pd.concat([as_a["item_id"], as_b["item_id"]]).to_numpy()
+        result = bootstrap_mean(
+            values,
+            seed=config.compare.seed,
+            resamples=config.compare.resamples,
+            clusters=pd.factorize(items)[0],
+            ci=_CONFIDENCE,
+        )
+        out.append(
+            WinRate(
+                system=system,
+                win_rate=result.mean,
+                ci_low=result.ci_low,
+                ci_high=result.ci_high,
+                judgments=result.n,
+                items=result.n_units,
+            )
+        )
+    return sorted(out, key=lambda r: -r.win_rate)
+
+
+def _win_rates_by_stratum(rows: pd.DataFrame, config: RunConfig, by: str) -> WinRatesByStratum:
+    """Each system's win rate against the others within each value of `by`."""
+    values = sorted(rows[by].dropna().astype(str).unique(), key=_natural)
+    return WinRatesByStratum(
+        by=by,
+        strata={v: _win_rates(rows[rows[by].astype(str) == v], config) for v in values},
+    )
+
+
+def _same_family(rows: pd.DataFrame, config: RunConfig, by: str | None) -> SameFamily | None:
+    """The flagged pairs (judge and a system of one family) against a comparison without
+    them: if the ranking of the other systems holds, self-preference did not decide it."""
+    from judge.families import family_of, judge_family
+
+    if "same_family" not in rows.columns or not rows["same_family"].any():
+        return None
+    families = {judge_family(j, config.families) for j in config.judges}
+    systems = sorted(set(rows["system_a"]) | set(rows["system_b"]))
+    own = [s for s in systems if family_of(s, config.families) in families]
+    flagged = rows["same_family"].astype(bool)
+    cross = rows[~flagged]
+    remaining = set(cross["system_a"]) | set(cross["system_b"])
+    only = None
+    if len(remaining) >= 2:
+        only = _compare(cross, config, by if by in cross.columns else None, True)
+    return SameFamily(
+        systems=own,
+        flagged_pairs=int(flagged.sum()),
+        cross_family_pairs=len(cross),
+        cross_family_only=None if only is None else Comparison.model_validate(only),
+    )
+
+
+def _judge_labels(rows: pd.DataFrame, strata: list[str]) -> tuple[pd.DataFrame, str]:
+    if "score_a" in rows.columns:
+        table = rows[["item_id", "system_a", "system_b", "winner", *strata]].copy()
+        if "same_family" in rows.columns:
+            table["same_family"] = np.where(rows["same_family"].astype(bool), "yes", "no")
+        return table, "pairwise"
+    return rows[["item_id", "system", "score", *strata]].copy(), "absolute"
+
+
+def _calibration(
+    judge_table: pd.DataFrame,
+    kind: str,
+    human: pd.DataFrame | None,
+    human_path: Path | None,
+    strata: list[str],
+    config: RunConfig,
+) -> Calibration | None:
+    """The judge against the humans, per configured stratum and split by same-family."""
+    from calibration.calibrate import calibrate
+    from calibration.gate import GateThresholds
+
+    if human is None:
+        return None
+    # Strata the human table carries too would be joined twice: the items' copy wins.
+    human = human.drop(columns=[c for c in strata if c in human.columns])
+    by = list(config.calibration.strata)
+    if "same_family" in judge_table and judge_table["same_family"].eq("yes").any():
+        by.append("same_family")
+    for column in by:
+        if column not in judge_table.columns:
+            raise DataError(
+                f"calibration.strata: {column!r} is not an item column", path=str(human_path)
+            )
+    report = calibrate(
+        judge_table,
+        human,
+        kind=kind,  # type: ignore[arg-type]
+        strata=by,
+        gate=GateThresholds(**config.calibration.gate.model_dump()),
+        resamples=config.calibration.resamples,
+        seed=config.calibration.seed,
+        confidence=_CONFIDENCE,
+    )
+    return Calibration.model_validate({"human_labels": str(human_path), **report.to_dict()})
+
+
+def _literature(
+    judge_table: pd.DataFrame, human: pd.DataFrame | None, config: RunConfig
+) -> Literature | None:
+    """The judge's published verdicts: their agreement with the humans on every labelled key,
+    and how many of this run's verdicts are identical to them on the keys both have."""
+    from calibration.calibrate import calibrate
+    from calibration.labels import normalise
+
+    published_path = config.calibration.published
+    if published_path is None or human is None:
+        return None
+    published = load_table(published_path)
+    by = [c for c in config.calibration.strata if c in published.columns]
+    report = calibrate(
+        published,
+        human,
+        kind="pairwise",
+        strata=by,
+        resamples=config.calibration.resamples,
+        seed=config.calibration.seed,
+        confidence=_CONFIDENCE,
+    ).to_dict()
+    ours = normalise(judge_table[judge_table["winner"].notna()], "pairwise", "judge")
+    theirs = normalise(published, "pairwise", "judge")
+    keys = ["item_id", "system_a", "system_b"]
+    both = ours[[*keys, "label"]].merge(
+        theirs[[*keys, "label"]], on=keys, suffixes=("_run", "_published")
+    )
+    return Literature(
+        published=str(published_path),
+        keys=len(theirs),
+        run_keys=len(ours),
+        shared_keys=len(both),
+        identical_verdicts=int((both["label_run"] == both["label_published"]).sum()),
+        agreement=[_agreement_counts(part) for part in [report["overall"], *report["strata"]]],
+    )
+
+
+def _agreement_counts(part: dict) -> dict[str, Any]:
+    return {
+        "stratum": part["stratum"],
+        **{
+            name: {k: part["metrics"][name][k] for k in ("agree", "comparisons", "value")}
+            for name in ("agreement_s1", "agreement_s2")
+        },
+    }
+
+
+def _oriented(
+    comparison: Comparison, upper: str, lower: str, stratum: str | None
+) -> Neighbour | None:
+    """The comparison of `upper` - `lower` (in `stratum`), turned round when it was computed
+    the other way."""
+    found = comparison.comparisons if stratum is None else comparison.by_stratum
+    for c in found:
+        if c.stratum != stratum or {c.a, c.b} != {upper, lower}:
+            continue
+        sign = 1.0 if (c.a, c.b) == (upper, lower) else -1.0
+        low, high = sorted((sign * c.ci_low, sign * c.ci_high))
+        return Neighbour(
+            upper=upper,
+            lower=lower,
+            diff=sign * c.mean_diff,
+            ci_low=low,
+            ci_high=high,
+            n=c.n,
+            distinguishable=bool(low > 0 or high < 0),
+            p_holm=c.p_holm,
+        )
+    return None
+
+
+def _self_preference_check(
+    same_family: SameFamily | None, calibration: Calibration | None
+) -> SelfPreferenceCheck | None:
+    """Where the judge and the humans differ most on a pair with a system of the judge's own
+    family: the judge's win rate beside the humans' alone on the same pair."""
+    if same_family is None or calibration is None:
+        return None
+    own = set(same_family.systems)
+    worst = None
+    for c in calibration.corrected:
+        raw, humans = c.raw.value, c.human_only.value
+        if len(c.systems) != 2 or raw is None or humans is None or not own & set(c.systems):
+            continue
+        if worst is None or abs(raw - humans) > abs(worst.judge - worst.humans):
+            worst = SelfPreferenceCheck(
+                target=c.target, judge=raw, humans=humans, corrected=c.value
+            )
+    return worst
+
+
+def _decision(
+    comparison: Comparison, same_family: SameFamily | None, calibration: Calibration | None
+) -> Decision:
+    """What the comparison supports: the leader, whether the runner-up is told apart, and
+    for each neighbouring pair of the ranking the items that would make it distinguishable
+    (the interval's half-width shrinks as 1/sqrt(n); assumes the same difference holds)."""
+    ranking = comparison.ranking
+    neighbours = []
+    for upper, lower in itertools.pairwise(ranking):
+        c = _oriented(comparison, upper.system, lower.system, None)
+        if c is None:
+            continue
+        half = (c.ci_high - c.ci_low) / 2
+        needed = None
+        if c.diff != 0 and half > 0:
+            needed = math.ceil(c.n * (half / abs(c.diff)) ** 2)
+        neighbours.append(RankedNeighbour(**c.model_dump(), items_needed=needed))
+    strata = list(dict.fromkeys(str(c.stratum) for c in comparison.by_stratum))
+    gate = calibration.gate.verdict if calibration is not None else None
+    return Decision(
+        self_preference_check=_self_preference_check(same_family, calibration),
+        leader=ranking[0].system if ranking else None,
+        leader_tied_with=[r.system for r in ranking[1:] if r.rank == ranking[0].rank],
+        neighbours=neighbours,
+        neighbours_by_stratum={
+            stratum: [_oriented(comparison, n.upper, n.lower, stratum) for n in neighbours]
+            for stratum in strata
+        },
+        gate=gate or "not calibrated",
+        trusted=gate == "trusted",
+    )

@@ -1,0 +1,172 @@
+"""Judging a prepared run: its pending requests sent by this process and `workers - 1`
+worker processes, each writing replies to the run's store as they arrive (so a killed run
+resumes where it stopped), with progress polled from the store."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+
+from judge.config import RunConfig
+from judge.rundir import RunDir
+from judge.runner import Runner, RunStats, run_shard, warm_up
+from judge.store import RunStore
+
+
+@dataclass
+class Progress:
+    total: int
+    done: int
+    cached: int
+    failed: int
+    parse_failures: int
+    spent_usd: float
+
+
+ProgressCallback = Callable[[Progress], None]
+
+
+def execute(
+    config: RunConfig,
+    rundir: RunDir,
+    *,
+    workers: int = 1,
+    max_cost_usd: float | None = None,
+    cache_path: Path | None = None,
+    on_progress: ProgressCallback | None = None,
+    pool: ProcessPoolExecutor | None = None,
+) -> RunStats:
+    """Judge the run's pending requests with `workers` processes: this one, and `workers - 1`
+    from `pool` (a `worker_pool`, started here when not given), each sending its shard."""
+    if workers <= 1:
+        return asyncio.run(_run_in_process(config, rundir, max_cost_usd, cache_path, on_progress))
+    if pool is None:
+        with worker_pool(config, workers) as started:
+            assert started is not None
+            return execute(
+                config,
+                rundir,
+                workers=workers,
+                max_cost_usd=max_cost_usd,
+                cache_path=cache_path,
+                on_progress=on_progress,
+                pool=started,
+            )
+    share = None if max_cost_usd is None else max_cost_usd / workers
+    futures = [
+        pool.submit(run_shard, config, str(rundir.path), cache_path, shard, workers, share)
+        for shard in range(1, workers)
+    ]
+    # This process judges shard 0 meanwhile instead of idling: one process fewer to start.
+    here = _run_in_process(config, rundir, share, cache_path, on_progress, shard=0, shards=workers)
+    mine = asyncio.run(here)
+    with rundir.open_store() as store:
+        while wait(futures, timeout=0.25).not_done:
+            if on_progress is not None:
+                on_progress(progress_of(store))
+        results = [mine, *(f.result() for f in futures)]
+        if on_progress is not None:
+            on_progress(progress_of(store))
+    return _merge(results)
+
+
+@contextlib.contextmanager
+def worker_pool(config: RunConfig, workers: int) -> Iterator[ProcessPoolExecutor | None]:
+    """The `workers - 1` worker processes of a multi-process run (None for one process),
+    started at once: a spawned worker spends most of a second importing, which is otherwise
+    wall time at the start of every run."""
+    if workers <= 1:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=get_context("spawn")) as pool:
+        for _ in range(workers - 1):
+            pool.submit(warm_up, config)
+        yield pool
+
+
+async def _run_in_process(
+    config: RunConfig,
+    rundir: RunDir,
+    max_cost_usd: float | None,
+    cache_path: Path | None,
+    on_progress: ProgressCallback | None,
+    *,
+    shard: int = 0,
+    shards: int = 1,
+) -> RunStats:
+    with rundir.open_store(cache_path) as store:
+        runner = Runner(store, config, max_cost_usd=max_cost_usd, shard=shard, shards=shards)
+        ticker = None
+        if on_progress is not None:
+
+            async def tick() -> None:
+                while True:
+                    on_progress(progress_of(store))
+                    await asyncio.sleep(0.25)
+
+            ticker = asyncio.create_task(tick())
+        try:
+            return await runner.run()
+        finally:
+            if ticker is not None:
+                ticker.cancel()
+                on_progress(progress_of(store))  # type: ignore[misc]
+
+
+def _merge(results: list[RunStats]) -> RunStats:
+    total = RunStats()
+    for r in results:
+        total.sent += r.sent
+        total.cached += r.cached
+        total.failed += r.failed
+        total.parse_failures += r.parse_failures
+        total.repaired += r.repaired
+        total.spent_usd += r.spent_usd
+        total.skipped_for_budget += r.skipped_for_budget
+        total.stopped_reason = total.stopped_reason or r.stopped_reason
+        for k, v in r.errors.items():
+            total.errors[k] = total.errors.get(k, 0) + v
+    return total
+
+
+def progress_of(store: RunStore) -> Progress:
+    counts = store.counts()
+    return Progress(
+        total=counts["requests"],
+        done=counts["responses"],
+        cached=counts["cached"],
+        failed=counts["errors"],
+        parse_failures=counts["parse_failures"],
+        spent_usd=spent_usd(store),
+    )
+
+
+def spent_usd(store: RunStore) -> float:
+    (value,) = store.connection.execute(
+        "SELECT COALESCE(SUM(cost_usd), 0) FROM judge_responses"
+    ).fetchone()
+    return float(value)
+
+
+@contextlib.contextmanager
+def simulator_for(config: RunConfig) -> Iterator[RunConfig]:
+    """Start the built-in simulator when the config asks for it (`simulator:`) and point the
+    judges whose base_url is `simulator` at it."""
+    if config.simulator is None:
+        yield config
+        return
+    from judge.simulator import running_simulator
+
+    with running_simulator(config.simulator) as sim:
+        judges = []
+        for judge in config.judges:
+            if judge.base_url == "simulator":
+                url = sim.base_url if judge.provider == "anthropic" else sim.openai_base_url
+                judge = judge.model_copy(update={"base_url": url})
+            judges.append(judge)
+        yield config.model_copy(update={"judges": judges})

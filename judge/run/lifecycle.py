@@ -1,0 +1,201 @@
+"""A run from start to finish, as the CLI and the service both call it: prepare -> judge ->
+outputs -> analyse -> report, under the run dir's lock, returning a typed outcome whose exit
+meaning the edges translate (an exit code, a run status)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from judge.config import RunConfig
+from judge.errors import ConfigError, DataError
+from judge.run.execute import (
+    ProgressCallback,
+    execute,
+    simulator_for,
+    spent_usd,
+    worker_pool,
+)
+from judge.run.outputs import write_outputs
+from judge.run.prepare import PrepareSummary, prepare_run
+from judge.rundir import RunDir
+from judge.runner import RunStats, estimate_run
+from judge.summary import GateOutcome, RunSummary
+
+Status = Literal["complete", "gate_failed", "stopped"]
+"""complete: every request answered and every `compare.gates` check passed; gate_failed: the
+run is complete but a gate failed; stopped: requests are still pending (budget, interrupt)."""
+
+EXIT_CODES: dict[Status, int] = {"complete": 0, "gate_failed": 1, "stopped": 3}
+
+
+def failed_gates(summary: RunSummary) -> list[GateOutcome]:
+    """The `compare.gates` checks that failed (none before the analysis)."""
+    if summary.analysis is None:
+        return []
+    return [g for g in summary.analysis.comparison.gates if not g.passed]
+
+
+def status_of(summary: RunSummary) -> Status:
+    if not summary.complete:
+        return "stopped"
+    return "gate_failed" if failed_gates(summary) else "complete"
+
+
+@dataclass(frozen=True)
+class Finished:
+    """An analysed run: its summary, with the report rendered from it."""
+
+    rundir: RunDir
+    summary: RunSummary
+
+    @property
+    def status(self) -> Status:
+        return status_of(self.summary)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    rundir: RunDir
+    prepared: PrepareSummary
+    stats: RunStats
+    summary: RunSummary
+    """Analysed when the run is complete; counts and judges' behaviour only otherwise."""
+
+    @property
+    def complete(self) -> bool:
+        """Every request has a stored response (verdict, parse failure or error)."""
+        return self.summary.complete
+
+    @property
+    def status(self) -> Status:
+        return status_of(self.summary)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.status]
+
+
+def run_pipeline(
+    config: RunConfig,
+    run_dir: RunDir | str | Path,
+    *,
+    workers: int = 1,
+    max_cost_usd: float | None = None,
+    cache_path: Path | None = None,
+    human: Path | None = None,
+    on_progress: ProgressCallback | None = None,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> RunOutcome:
+    """Prepare (or resume) the run, judge what is pending, write the outputs and, once nothing
+    is pending, analyse and render the report. `human`: labels to calibrate against instead of
+    the config's `calibration.human`. Raises `RunDirBusy` when another process works on the
+    run dir."""
+    rundir = _as_rundir(run_dir)
+    budget = max_cost_usd if max_cost_usd is not None else config.budget.max_cost_usd
+    _check_priced(config, budget)
+    with rundir.locked():
+        # Worker processes start (and import) at once, while this one prepares the run.
+        with worker_pool(config, workers) as pool:
+            # Prepared from the config as written (a `simulator` base_url stays a name, not a
+            # port), so the run's config hash and cache keys are stable across restarts.
+            prepared = prepare_run(config, rundir, log=log)
+            cache = rundir.cache_file(config, cache_path)
+            if budget is not None:
+                with rundir.open_store() as store:
+                    budget = max(0.0, budget - spent_usd(store))
+            log(f"judging {prepared.requests} requests with {workers} worker(s)")
+            with simulator_for(config) as live:
+                stats = execute(
+                    live,
+                    rundir,
+                    workers=workers,
+                    max_cost_usd=budget,
+                    cache_path=cache,
+                    on_progress=on_progress,
+                    pool=pool,
+                )
+        summary = write_outputs(config, rundir)
+        if summary.complete:
+            summary = _finish(config, rundir, summary, human, log).summary
+    return RunOutcome(rundir, prepared, stats, summary)
+
+
+def finish_run(
+    config: RunConfig,
+    run_dir: RunDir | str | Path,
+    *,
+    human: Path | None = None,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> Finished:
+    """Aggregate, calibrate, compare and render the report of a run whose judging is done
+    (no judge calls: `judge report` re-renders with this)."""
+    rundir = _as_rundir(run_dir)
+    with rundir.locked():
+        summary = write_outputs(config, rundir)
+        if not summary.complete:
+            raise DataError(
+                f"{summary.counts.pending} requests are still pending: finish the run with "
+                "`judge run` first",
+                path=str(rundir.path),
+            )
+        return _finish(config, rundir, summary, human, log)
+
+
+def write_partial_outputs(config: RunConfig, run_dir: RunDir | str | Path) -> RunSummary:
+    """The judgments and counts of what the store holds now (a cancelled or stopped run)."""
+    rundir = _as_rundir(run_dir)
+    with rundir.locked():
+        return write_outputs(config, rundir)
+
+
+def dry_run(
+    config: RunConfig,
+    run_dir: RunDir | str | Path,
+    log: Callable[[str], None] = lambda _msg: None,
+    cache_path: Path | None = None,
+) -> dict[str, Any]:
+    """Prepare, then the pending requests per judge and their estimated cost; sends nothing."""
+    rundir = _as_rundir(run_dir)
+    with rundir.locked():
+        prepare_run(config, rundir, log=log)
+        with rundir.open_store(rundir.cache_file(config, cache_path)) as store:
+            return estimate_run(store, config)
+
+
+def _finish(
+    config: RunConfig,
+    rundir: RunDir,
+    summary: RunSummary,
+    human: Path | None,
+    log: Callable[[str], None],
+) -> Finished:
+    from judge.report import write_report
+    from judge.run.analyse import analyse_run
+
+    log("calibrating and comparing")
+    summary = analyse_run(config, rundir, summary, human=human)
+    rundir.write_summary(summary)
+    write_report(rundir, summary)
+    return Finished(rundir, summary)
+
+
+def _check_priced(config: RunConfig, budget: float | None) -> None:
+    from judge.pricing import unpriced
+
+    missing = unpriced(config.judges) if budget is not None else []
+    if missing:
+        raise ConfigError(
+            f"a budget of ${budget:g} is set but the price of {', '.join(missing)} is unknown: set "
+            "input_cost_per_mtok and output_cost_per_mtok on the judge (0 for your own hardware)"
+        )
+
+
+def _as_rundir(run_dir: RunDir | str | Path) -> RunDir:
+    return run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)

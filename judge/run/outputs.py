@@ -1,0 +1,108 @@
+"""A run's outputs from what its store holds: the unblinded judgments (`judgments.jsonl`,
+`judgments.parquet`) and the first part of its summary (counts, judges' behaviour, plain win
+rates). Re-runnable at any time, on a finished or a partial run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from judge.aggregate import aggregate_absolute, aggregate_pairwise, as_rows
+from judge.config import RunConfig
+from judge.rundir import RunDir
+from judge.summary import RunSummary
+
+
+def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
+    """Aggregate what the store holds; write the judgments and the (unanalysed) summary."""
+    key = rundir.read_key()
+    with rundir.open_store() as store:
+        meta = store.all_meta()
+        counts = store.counts()
+        lengths = {b.blind_id: len(b.output) for b in store.iter_blinded()}
+        pairs = list(store.iter_pairs())
+        results = list(store.iter_results())
+    absolute = bool(results) and results[0].request.kind == "absolute"
+    if absolute:
+        score_rows, stats = aggregate_absolute(results, key)
+        rows = as_rows(score_rows)
+        overview: dict[str, dict[str, Any]] = _score_overview(score_rows)
+    else:
+        pair_rows, stats = aggregate_pairwise(results, pairs, key, lengths, config.aggregate)
+        rows = as_rows(pair_rows)
+        overview = _win_overview(pair_rows)
+    # Responses arrive in completion order; a fixed row order keeps the files, and the
+    # bootstrap draws that index them, identical from run to run.
+    rows.sort(key=_row_order)
+    rundir.write_judgments(rows)
+    summary = RunSummary.model_validate(
+        {
+            "run": {
+                "name": config.name,
+                "question": config.question,
+                "rubric": meta["rubric"],
+                "judges": config.judges,
+                "orders": config.orders,
+                "pairs": config.pairs,
+                "allow_same_family": config.allow_same_family,
+                "seeds": meta["seeds"],
+                "environment": meta["environment"],
+                "config_hash": meta["config_hash"],
+            },
+            "counts": counts,
+            "scrub": meta.get("scrub_report"),
+            "skipped_pairs": len(meta.get("skipped_pairs") or []),
+            "system_costs": meta.get("system_costs") or {},
+            "judges": {name: asdict(s) for name, s in sorted(stats.items())},
+            "systems": overview,
+            "aggregate": config.aggregate,
+        }
+    )
+    rundir.write_summary(summary)
+    return summary
+
+
+def _row_order(row: dict[str, Any]) -> tuple:
+    return (
+        str(row.get("judge")),
+        str(row.get("item_id")),
+        str(row.get("pair_id") or row.get("system") or ""),
+    )
+
+
+def _win_overview(rows: list) -> dict[str, dict[str, Any]]:
+    """Per judge (and panel), per system: wins, losses, ties and the plain win rate (ties as
+    half). Intervals and paired comparisons come from `calibration.compare`."""
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        if row.winner is None:
+            continue
+        for system in (row.system_a, row.system_b):
+            cell = table.setdefault(row.judge, {}).setdefault(
+                system, {"wins": 0, "losses": 0, "ties": 0}
+            )
+            if row.winner == "tie":
+                cell["ties"] += 1
+            elif row.winner == system:
+                cell["wins"] += 1
+            else:
+                cell["losses"] += 1
+    for per_system in table.values():
+        for cell in per_system.values():
+            n = cell["wins"] + cell["losses"] + cell["ties"]
+            cell["n"] = n
+            cell["win_rate"] = (cell["wins"] + 0.5 * cell["ties"]) / n if n else None
+    return table
+
+
+def _score_overview(rows: list) -> dict[str, dict[str, Any]]:
+    table: dict[str, dict[str, list[float]]] = {}
+    for row in rows:
+        if row.score is not None:
+            table.setdefault(row.judge, {}).setdefault(row.system, []).append(row.score)
+    return {
+        judge: {
+            system: {"n": len(v), "mean_score": sum(v) / len(v)} for system, v in systems.items()
+        }
+        for judge, systems in table.items()
+    }

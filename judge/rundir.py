@@ -1,0 +1,339 @@
+"""A run directory: the one place that knows its layout, opens its store and holds its lock.
+
+    runs/<name>/
+      store.sqlite          every item, blinded response, pair, request, reply and verdict
+      blinding_key.json     who wrote what (owner-only; the only file that names systems)
+      blinded.jsonl, pairs.jsonl, scrub_report.json   judge-visible tables, the scrub counts
+      judgments.jsonl, judgments.parquet              unblinded judgments (outputs)
+      summary.json, report.md, report.html, plots/    the analysis and the page
+      run.lock              held by the one command (or service worker) working on the run
+
+Nothing else in the package spells these names or opens the SQLite file (STYLE.md 15). The
+lock is an exclusive `flock`: the kernel releases it when its holder dies, kill -9 included,
+so a crashed run never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judge.errors import DataError, RunDirBusy
+from judge.files import write_json, write_jsonl, write_text
+from judge.store import STORE_FILENAME, RunStore
+
+if TYPE_CHECKING:
+    from judge.config import RunConfig
+    from judge.summary import RunSummary
+    from judge.types import BlindedPair, BlindedResponse, BlindingKey, ScrubReport
+
+RUNS_ROOT = Path("runs")
+"""Where `judge run CONFIG` puts `runs/<config name>` unless told otherwise."""
+CACHE_FILENAME = "response_cache.sqlite"
+PLOTS = "plots"
+
+_held: dict[tuple[str, int], list[int]] = {}
+"""Locks this process holds: (lock file, thread) -> [file descriptor, depth]. Re-entrant per
+thread, so `run_pipeline` can call `prepare_run` under the lock it already holds."""
+_held_guard = threading.Lock()
+
+
+class RunDir:
+    """One run directory (it need not exist yet)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def __repr__(self) -> str:
+        return f"RunDir({str(self.path)!r})"
+
+    def __fspath__(self) -> str:
+        return str(self.path)
+
+    @classmethod
+    def for_config(cls, config: RunConfig, explicit: str | Path | None = None) -> RunDir:
+        """`explicit`, else `runs/<config name>`."""
+        return cls(explicit if explicit is not None else RUNS_ROOT / config.name)
+
+    # -- layout --------------------------------------------------------------------------------
+
+    @property
+    def store_file(self) -> Path:
+        return self.path / STORE_FILENAME
+
+    @property
+    def key_file(self) -> Path:
+        return self.path / "blinding_key.json"
+
+    @property
+    def blinded_file(self) -> Path:
+        return self.path / "blinded.jsonl"
+
+    @property
+    def pairs_file(self) -> Path:
+        return self.path / "pairs.jsonl"
+
+    @property
+    def scrub_file(self) -> Path:
+        return self.path / "scrub_report.json"
+
+    @property
+    def judgments_jsonl(self) -> Path:
+        return self.path / "judgments.jsonl"
+
+    @property
+    def judgments_parquet(self) -> Path:
+        return self.path / "judgments.parquet"
+
+    @property
+    def summary_file(self) -> Path:
+        return self.path / "summary.json"
+
+    @property
+    def report_md(self) -> Path:
+        return self.path / "report.md"
+
+    @property
+    def report_html(self) -> Path:
+        return self.path / "report.html"
+
+    @property
+    def plots_dir(self) -> Path:
+        return self.path / PLOTS
+
+    @property
+    def lock_file(self) -> Path:
+        return self.path / "run.lock"
+
+    def default_cache(self) -> Path:
+        """The response cache shared by the runs beside this one."""
+        return self.path.parent / CACHE_FILENAME
+
+    def cache_file(self, config: RunConfig, explicit: Path | None = None) -> Path:
+        """The response cache: explicit, else the config's, else beside the run dir."""
+        return explicit or config.cache or self.default_cache()
+
+    # -- the store -------------------------------------------------------------------------
+
+    def has_store(self) -> bool:
+        return self.store_file.exists()
+
+    def open_store(self, cache_path: str | Path | None = None) -> RunStore:
+        return RunStore.open(self.path, cache_path)
+
+    def discard_store(self) -> None:
+        """Remove the store (and its WAL files): only for a store nothing was judged in."""
+        for suffix in ("", "-wal", "-shm"):
+            self.store_file.with_name(self.store_file.name + suffix).unlink(missing_ok=True)
+
+    def stored_config(self) -> RunConfig:
+        """The config the run was prepared with (paths already absolute)."""
+        from judge.config import RunConfig
+
+        if not self.has_store():
+            raise DataError("not a run directory (no store.sqlite)", path=str(self.path))
+        with self.open_store() as store:
+            raw = store.get_meta("config")
+        if raw is None:
+            raise DataError(
+                "this run was never prepared (no config in its store)", path=str(self.path)
+            )
+        return RunConfig.model_validate(raw)
+
+    def item_strata(self) -> dict[str, dict[str, Any]]:
+        """Each item's strata (category, turn, ...) as the store holds them."""
+        with self.open_store() as store:
+            return store.item_strata()
+
+    # -- the blinding key ----------------------------------------------------------------------
+
+    def has_key(self) -> bool:
+        return self.key_file.exists()
+
+    def read_key(self) -> BlindingKey:
+        from judge.types import BlindingKey
+
+        if not self.has_key():
+            raise DataError(
+                "the blinding key is missing: prepare the run again (`judge prepare` or "
+                "`judge run` with its config)",
+                path=str(self.key_file),
+            )
+        return BlindingKey.model_validate_json(self.key_file.read_text(encoding="utf-8"))
+
+    def write_key(self, key: BlindingKey) -> None:
+        """Durable before it returns (fsync of the file and of the directory): prepare writes
+        the key before any request exists, so no request is ever stored without it."""
+        write_json(self.key_file, key.model_dump(mode="json"), private=True)
+        _fsync_dir(self.path)
+
+    def write_blinding_tables(
+        self,
+        blinded: Sequence[BlindedResponse],
+        pairs: Sequence[BlindedPair],
+        scrub: ScrubReport,
+    ) -> None:
+        """The judge-visible tables and the scrub counts (no system names in any of them)."""
+        write_jsonl(self.blinded_file, (b.model_dump(mode="json") for b in blinded))
+        write_jsonl(self.pairs_file, (p.model_dump(mode="json") for p in pairs))
+        write_json(self.scrub_file, scrub.model_dump(mode="json"))
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def has_judgments(self) -> bool:
+        return self.judgments_jsonl.is_file()
+
+    def write_judgments(self, rows: list[dict[str, Any]]) -> None:
+        write_jsonl(self.judgments_jsonl, rows)
+        _write_parquet(self.judgments_parquet, rows)
+
+    def has_summary(self) -> bool:
+        return self.summary_file.is_file()
+
+    def read_summary(self) -> RunSummary:
+        from judge.summary import RunSummary
+
+        if not self.has_summary():
+            raise DataError(
+                "no summary.json: run `judge run` on this config first", path=str(self.path)
+            )
+        return RunSummary.from_json(self.summary_file.read_text(encoding="utf-8"))
+
+    def write_summary(self, summary: RunSummary) -> None:
+        write_text(self.summary_file, summary.to_json())
+
+    def write_report(self, markdown: str, page: str, figures: dict[str, bytes]) -> None:
+        """The page in both forms, its figures first (report.md links them)."""
+        self.plots_dir.mkdir(exist_ok=True)
+        for name, png in figures.items():
+            _write_bytes(self.plots_dir / f"{name}.png", png)
+        write_text(self.report_md, markdown)
+        write_text(self.report_html, page)
+
+    # -- the lock ------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def locked(
+        self,
+        *,
+        wait_s: float | None = 0.0,
+        on_busy: Callable[[int | None], None] | None = None,
+    ) -> Iterator[RunDir]:
+        """Hold the run's exclusive lock (re-entrant within a thread).
+
+        `wait_s`: how long to wait for another holder (0: not at all, None: forever); then
+        `RunDirBusy` naming the holder's pid. `on_busy(pid)` is called once when the lock is
+        found taken (to print a message, or to deal with an orphan)."""
+        key = (str(self.lock_file.absolute()), threading.get_ident())
+        with _held_guard:
+            held = _held.get(key)
+            if held is not None:
+                held[1] += 1
+        if held is not None:
+            try:
+                yield self
+            finally:
+                with _held_guard:
+                    held[1] -= 1
+            return
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self._acquire(fd, wait_s, on_busy)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()} {_command()}\n".encode(), 0)
+            with _held_guard:
+                _held[key] = [fd, 1]
+            try:
+                yield self
+            finally:
+                with _held_guard:
+                    del _held[key]
+        finally:
+            os.close(fd)  # releases the flock
+
+    def holder(self) -> tuple[int | None, str]:
+        """(pid, command) the lock file names: who holds it, or held it last."""
+        try:
+            text = self.lock_file.read_text(encoding="utf-8").strip()
+        except OSError:
+            return None, ""
+        pid, _, command = text.partition(" ")
+        return (int(pid) if pid.isdigit() else None), command
+
+    def _acquire(
+        self, fd: int, wait_s: float | None, on_busy: Callable[[int | None], None] | None
+    ) -> None:
+        deadline = None if wait_s is None else time.monotonic() + wait_s
+        told = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                pass
+            pid, command = self.holder()
+            if not told and on_busy is not None:
+                on_busy(pid)
+                told = True
+            if deadline is not None and time.monotonic() >= deadline:
+                who = f"process {pid}" if pid else "another process"
+                what = f" ({command})" if command else ""
+                raise RunDirBusy(
+                    f"run dir {self.path} is in use by {who}{what}: wait for it to finish, "
+                    "or choose another --run-dir",
+                    pid=pid,
+                )
+            time.sleep(0.1)
+
+
+def figure_link(name: str) -> str:
+    """How report.md refers to its figure `name` (relative to the run dir)."""
+    return f"{PLOTS}/{name}.png"
+
+
+def _command() -> str:
+    """A short description of this process for the lock file (no arguments: they may hold
+    paths a user would rather not spread; the program and subcommand say enough)."""
+    argv = sys.argv
+    name = Path(argv[0]).name if argv else "python"
+    if name == "-m" or name.endswith(".py") or name.startswith("python"):
+        name = "python"
+    sub = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else ""
+    return f"{name} {sub}".strip()
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename inside `path` durable (POSIX: the directory entry needs its own fsync)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    tmp.replace(path)
+
+
+def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
+    import json
+
+    import pandas as pd
+
+    frame = pd.DataFrame(rows)
+    if "scores" in frame:
+        # Parquet needs one type per column: keep per-criterion scores as JSON text.
+        frame["scores"] = frame["scores"].map(json.dumps)
+    tmp = path.with_name(path.name + ".tmp")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(path)

@@ -1,0 +1,482 @@
+"""`summary.json` as a typed model: what a run holds (counts, judges, blinding), and once
+analysed its comparison, calibration and decision.
+
+The outputs step builds the first part, the analysis the rest; the report, the console and the
+service read fields of this model. Every model forbids unknown keys and has no defaults for
+what the analysis always writes, so a renamed or missing field fails a test instead of
+printing "n/a" on a page.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from judge.config import AggregateConfig, JudgeSpec, PairsConfig
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+class RubricRef(_Model):
+    id: str
+    version: int
+    hash: str
+
+
+class Environment(_Model):
+    packages: dict[str, str]
+    platform: str
+    python: str
+    recorded_at: str
+
+
+class RunInfo(_Model):
+    name: str
+    question: str | None
+    rubric: RubricRef
+    judges: list[JudgeSpec]
+    orders: Literal["both", "AB"]
+    pairs: PairsConfig
+    allow_same_family: bool
+    seeds: dict[str, int]
+    environment: Environment
+    config_hash: str
+
+
+class Counts(_Model):
+    items: int
+    blinded: int
+    pairs: int
+    requests: int
+    responses: int
+    verdicts: int
+    parse_failures: int
+    errors: int
+    cached: int
+    pending: int
+
+
+class ScrubCounts(_Model):
+    by_rule: dict[str, int]
+    by_system: dict[str, int]
+    by_system_rule: dict[str, dict[str, int]]
+    responses: int
+    responses_changed: int
+    total: int
+
+
+class SystemCost(_Model):
+    responses: int
+    latency_median_s: float | None
+    latency_known: int
+    cost_usd_total: float | None
+    cost_usd_mean: float | None
+    cost_known: int
+
+
+class JudgeBehaviour(_Model):
+    judge: str
+    requests: int
+    verdicts: int
+    parse_failures: int
+    errors: int
+    pending: int
+    cached: int
+    cost_usd: float | None
+    latency_median_s: float | None
+    parse_failure_rate: float | None
+    position_consistency: float | None
+    first_slot_win_rate: float | None
+    tie_rate: float | None
+    verbosity_preference: float | None
+    same_family_requests: int
+
+
+class WinCount(_Model):
+    wins: int
+    losses: int
+    ties: int
+    n: int
+    win_rate: float | None
+
+
+class MeanScore(_Model):
+    n: int
+    mean_score: float
+
+
+# --------------------------------------------------------------------------- comparison
+
+
+class Ranked(_Model):
+    system: str
+    n_items: int
+    estimate: float
+    ci_low: float
+    ci_high: float
+    rank: int
+
+
+class PairDiff(_Model):
+    a: str
+    b: str
+    stratum: str | None
+    mean_diff: float
+    ci_low: float
+    ci_high: float
+    ci: float
+    method: str
+    percentile: tuple[float, float]
+    bca: tuple[float | None, float | None] | None
+    se: float
+    wins: int
+    losses: int
+    ties: int
+    p_value: float | None
+    n: int
+    n_units: int
+    n_strata: int
+    resamples: int
+    seed: int
+    algorithm: str
+    distinguishable: bool
+    p_holm: float | None
+    unpaired_items: int
+    p_at_floor: bool = False
+    """Only in a run's summary: the p-value is the smallest these resamples can give."""
+
+
+class BradleyTerryRow(_Model):
+    system: str
+    strength: float
+    ci_low: float
+    ci_high: float
+    rank: int
+
+
+class BradleyTerry(_Model):
+    systems: list[str]
+    strength: list[float]
+    ci_low: list[float]
+    ci_high: list[float]
+    rank: list[int]
+    ci: float
+    n_items: int
+    n_rows: int
+    resamples: int
+    seed: int
+    prior: float
+    anchor: str | None
+    degenerate_resamples: int
+    method: str
+    table: list[BradleyTerryRow]
+
+
+class GateOutcome(_Model):
+    expression: str
+    passed: bool
+    value: float | None
+    reason: str
+
+
+class Comparison(_Model):
+    kind: Literal["pairwise", "scores"]
+    systems: list[str]
+    baseline: str | None
+    by: str | None
+    resamples: int
+    seed: int
+    ci: float
+    method: str
+    n_items: int
+    n_rows: int
+    ranking: list[Ranked]
+    comparisons: list[PairDiff]
+    by_stratum: list[PairDiff]
+    win_rates: dict[str, dict[str, float | None]] | None
+    bradley_terry: BradleyTerry | None
+    gates: list[GateOutcome]
+    gates_passed: bool
+    notes: list[str]
+    p_floor: float
+    """The smallest p-value `resamples` can give (one pseudo-count)."""
+
+
+class RunComparison(Comparison):
+    judge: str | None
+    """Whose judgments were compared (the panel, or the only judge)."""
+
+
+class WinRate(_Model):
+    system: str
+    win_rate: float
+    ci_low: float
+    ci_high: float
+    judgments: int
+    items: int
+
+
+class WinRatesByStratum(_Model):
+    by: str
+    strata: dict[str, list[WinRate]]
+
+
+class SameFamily(_Model):
+    systems: list[str]
+    flagged_pairs: int
+    cross_family_pairs: int
+    cross_family_only: Comparison | None
+
+
+# --------------------------------------------------------------------------- calibration
+
+
+class Estimate(_Model):
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    method: str
+    seed: int | None
+    resamples: int
+    confidence: float
+    reason: str | None
+    undefined_resamples: int
+
+
+class Agreement(Estimate):
+    agree: int
+    comparisons: int
+
+
+class Ceiling(_Model):
+    keys: int
+    human_alpha: Estimate
+    judge_alpha_loho: Estimate
+    alpha_gap: Estimate
+    human_agreement: Agreement | Estimate | None = None
+    judge_agreement_loho: Agreement | Estimate | None = None
+    agreement_gap: Estimate | None = None
+
+
+class Confusion(_Model):
+    labels: list[str]
+    counts: list[list[int]]
+    rows: str
+    columns: str
+
+
+class GateCheck(_Model):
+    name: str
+    outcome: str
+    message: str
+
+
+class Thresholds(_Model):
+    alpha_use: float
+    alpha_rely: float
+    ceiling_margin: float
+    min_units: int
+
+
+class TrustGate(_Model):
+    verdict: Literal["trusted", "provisional", "untrusted"]
+    reasons: list[str]
+    checks: list[GateCheck]
+    thresholds: Thresholds
+
+
+class StratumAgreement(_Model):
+    stratum: dict[str, str]
+    keys: int
+    labels: int
+    metrics: dict[str, Agreement | Estimate]
+    """alpha, kappa, agreement_s1/s2 (pairwise) or spearman, kendall_tau_b, ... (scores)."""
+    ceiling: Ceiling | None
+    confusion: Confusion | None
+    gate: TrustGate
+
+
+class Examples(_Model):
+    count: int
+    examples: list[str]
+
+
+class JoinCounts(_Model):
+    judge_keys: int
+    human_keys: int
+    human_labels: int
+    matched_keys: int
+    matched_labels: int
+    judge_only: Examples
+    human_only: Examples
+    judge_no_verdict: Examples
+    repeated_labels: int
+
+
+class Corrected(_Model):
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    method: str
+    seed: int | None
+    confidence: float
+    raw: Estimate
+    human_only: Estimate
+    effective_human_n: float | None
+    n_judged: int
+    target: str
+    systems: list[str]
+    lam: float | None
+    sensitivity: Estimate | None
+    specificity: Estimate | None
+    reason: str | None
+
+
+class Calibration(_Model):
+    human_labels: str
+    kind: Literal["pairwise", "absolute"]
+    level: str
+    overall: StratumAgreement
+    strata: list[StratumAgreement]
+    gate: TrustGate
+    join: JoinCounts
+    corrected: list[Corrected]
+    resamples: int
+    seed: int
+    confidence: float
+
+
+class SharedAgreement(_Model):
+    agree: int
+    comparisons: int
+    value: float | None
+
+
+class PublishedAgreement(_Model):
+    stratum: dict[str, str]
+    agreement_s1: SharedAgreement
+    agreement_s2: SharedAgreement
+
+
+class Literature(_Model):
+    published: str
+    keys: int
+    run_keys: int
+    shared_keys: int
+    identical_verdicts: int
+    agreement: list[PublishedAgreement]
+
+
+# --------------------------------------------------------------------------- decision
+
+
+class DataOverview(_Model):
+    strata: dict[str, dict[str, int]]
+    many_valued: dict[str, int]
+    systems: int
+    judges: int
+
+
+class Neighbour(_Model):
+    upper: str
+    lower: str
+    diff: float
+    ci_low: float
+    ci_high: float
+    n: int
+    distinguishable: bool
+    p_holm: float | None
+
+
+class RankedNeighbour(Neighbour):
+    items_needed: int | None
+
+
+class SelfPreferenceCheck(_Model):
+    target: str
+    judge: float
+    humans: float
+    corrected: float | None
+
+
+class Decision(_Model):
+    self_preference_check: SelfPreferenceCheck | None
+    leader: str | None
+    leader_tied_with: list[str]
+    neighbours: list[RankedNeighbour]
+    neighbours_by_stratum: dict[str, list[Neighbour | None]]
+    gate: str
+    trusted: bool
+
+
+class Analysis(_Model):
+    """What `analyse_run` adds to a run's summary."""
+
+    comparison: RunComparison
+    win_rates: list[WinRate] | None
+    win_rates_by_stratum: WinRatesByStratum | None
+    same_family: SameFamily | None
+    calibration: Calibration | None
+    literature: Literature | None
+    data: DataOverview
+    decision: Decision
+
+
+# --------------------------------------------------------------------------- the summary
+
+
+class RunSummary(_Model):
+    run: RunInfo
+    counts: Counts
+    scrub: ScrubCounts | None
+    skipped_pairs: int
+    system_costs: dict[str, SystemCost]
+    judges: dict[str, JudgeBehaviour]
+    systems: dict[str, dict[str, WinCount]] | dict[str, dict[str, MeanScore]]
+    """Per judge (and panel), per system: plain win counts, or mean scores."""
+    aggregate: AggregateConfig
+    analysis: Analysis | None = None
+    """None until the run is complete and analysed."""
+
+    @property
+    def complete(self) -> bool:
+        return self.counts.pending == 0
+
+    def analysed(self) -> Analysis:
+        """The analysis; an error (not a silent "n/a") when the run has none."""
+        if self.analysis is None:
+            raise ValueError(f"run {self.run.name!r} has not been analysed")
+        return self.analysis
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON document: the analysis' sections at the top level beside the run's."""
+        data = self.model_dump(
+            mode="json", exclude={"analysis": True, "run": {"judges": {"__all__": {"api_key"}}}}
+        )
+        if self.analysis is not None:
+            data.update(self.analysis.model_dump(mode="json"))
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunSummary:
+        base = {k: v for k, v in data.items() if k not in Analysis.model_fields}
+        sections = {k: v for k, v in data.items() if k in Analysis.model_fields}
+        if sections:
+            base["analysis"] = sections
+        return cls.model_validate(base)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSummary:
+        return cls.from_dict(json.loads(text))

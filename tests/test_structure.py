@@ -1,0 +1,235 @@
+"""The package's structure holds its rules (issue 11): no import cycles, one owner of the run
+directory's layout, a report that reads typed fields, modules of a readable size.
+
+Imports are read with `ast` from the source, module level and inside functions alike (a lazy
+import still ties two modules together), except those under `if TYPE_CHECKING:`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.helpers import REPO
+
+PACKAGES = ("judge", "calibration")
+
+RUN_DIR_FILES = {
+    "store.sqlite",
+    "blinding_key.json",
+    "blinded.jsonl",
+    "pairs.jsonl",
+    "scrub_report.json",
+    "judgments.jsonl",
+    "judgments.parquet",
+    "summary.json",
+    "report.md",
+    "report.html",
+    "plots",
+    "run.lock",
+    "response_cache.sqlite",
+}
+"""File names inside a run dir (and the cache beside it): only `judge/rundir.py` spells them
+(and `judge/store.py` its own file's name)."""
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((REPO / package).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The package modules `name` imports (a `from package import name` of a submodule counts
+    as importing that submodule)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    is_package = path.name == "__init__.py"
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skip:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".")
+                anchor = anchor if is_package else anchor[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
+        for target in targets:
+            # The longest known module the import names (a.b.c imports a.b.c or a.b).
+            parts = target.split(".")
+            for end in range(len(parts), 0, -1):
+                candidate = ".".join(parts[:end])
+                if candidate in known:
+                    if candidate != name:
+                        out.add(candidate)
+                    break
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    known = set(modules)
+    graph = {name: _imports(name, path, known) for name, path in modules.items()}
+    # A package's __init__ re-exporting its submodules is not a cycle with them: a submodule
+    # importing a sibling goes through the package, but not through its __init__'s names.
+    for name in graph:
+        graph[name] = {t for t in graph[name] if not name.startswith(t + ".")}
+    return graph
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    assert len(graph) > 60 and sum(map(len, graph.values())) > 150  # it read the package
+    assert _cycles(graph) == []
+
+
+def test_calibration_imports_nothing_from_judge() -> None:
+    graph = _graph()
+    leaks = {m: sorted(t for t in ts if t.startswith("judge")) for m, ts in graph.items()}
+    assert {m: t for m, t in leaks.items() if m.startswith("calibration") and t} == {}
+
+
+def _string_constants(path: Path) -> list[tuple[int, str]]:
+    """String literals in code (docstrings left out: prose may name a file)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docstrings.add(id(body[0].value))
+    out = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            out.append((node.lineno, node.value))
+    return out
+
+
+def _names_a_run_dir_file(text: str) -> bool:
+    if text.startswith("/v1/"):
+        return False  # an API route, not a file
+    return any(
+        text == name or text.endswith("/" + name) or text.startswith(name + "/")
+        for name in RUN_DIR_FILES
+    )
+
+
+def test_only_rundir_names_run_dir_files() -> None:
+    owners = {REPO / "judge" / "rundir.py", REPO / "judge" / "store.py"}
+    offenders = [
+        f"{path.relative_to(REPO)}:{line}: {text!r}"
+        for path in _modules().values()
+        if path not in owners
+        for line, text in _string_constants(path)
+        if _names_a_run_dir_file(text)
+    ]
+    assert offenders == []
+
+
+def test_the_run_dir_file_check_would_catch_a_file_name() -> None:
+    assert _names_a_run_dir_file("summary.json")
+    assert _names_a_run_dir_file("runs/x/store.sqlite")
+    assert not _names_a_run_dir_file("write the summary.json of a run")
+
+
+def test_only_rundir_and_the_store_open_sqlite_files() -> None:
+    allowed = {"judge.sqlite", "judge.store", "judge.migrations"}
+    users = sorted(
+        name
+        for name, path in _modules().items()
+        if name not in allowed and "sqlite3.connect(" in path.read_text(encoding="utf-8")
+    )
+    assert users == []
+
+
+def test_the_report_reads_fields_not_dict_keys() -> None:
+    """No `.get("key")` in the report: it reads the typed summary's fields, so a renamed field
+    is an error in a test, not "n/a" on a page."""
+    sources = [*sorted((REPO / "judge" / "report").glob("*.py")), REPO / "judge" / "plots.py"]
+    calls = [
+        f"{path.relative_to(REPO)}:{node.lineno}"
+        for path in sources
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        # A key spelled out: a dict walked by its keys (`summary.get("comparison")`).
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ]
+    assert len(sources) >= 4 and calls == []
+
+
+def test_modules_stay_readable() -> None:
+    sizes = {
+        str(path.relative_to(REPO)): len(path.read_text(encoding="utf-8").splitlines())
+        for path in _modules().values()
+    }
+    # Word lists are data, not logic: the lexicon may grow with the markers it knows.
+    exempt = {"judge/lexicon.py"}
+    assert {p: n for p, n in sizes.items() if n > 550 and p not in exempt} == {}

@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calibration.compare import default_workers, paired_bootstrap
+from calibration.bootstrap import default_workers, paired_bootstrap
 
 _NAIVE_DRAWS = 3_000_000  # per naive timing run: about one second
 

@@ -14,9 +14,7 @@ from calibration.agreement import (
     raw_agreement,
     spearman,
 )
-from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
-from calibration.ci_gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
-from calibration.compare import (
+from calibration.bootstrap import (
     PairedBootstrapResult,
     all_pairs,
     bootstrap_mean,
@@ -25,6 +23,8 @@ from calibration.compare import (
     win_rate,
     win_rate_matrix,
 )
+from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
+from calibration.ci_gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.comparison import ComparisonInputError, ComparisonReport, compare_table
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
 from calibration.gate import GateThresholds, GateVerdict

@@ -23,8 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from calibration.ci_gates import GateResult, GateStatistic, evaluate_gate, parse_gate
-from calibration.compare import (
+from calibration.bootstrap import (
     Method,
     PairComparison,
     _jsonable,
@@ -35,6 +34,7 @@ from calibration.compare import (
     paired_bootstrap,
     win_rate_matrix,
 )
+from calibration.ci_gates import GateResult, GateStatistic, evaluate_gate, parse_gate
 from calibration.ranking import (
     BradleyTerryResult,
     bradley_terry,

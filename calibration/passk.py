@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from calibration.compare import Method, _jsonable, bootstrap_mean
+from calibration.bootstrap import Method, _jsonable, bootstrap_mean
 
 
 def _as_counts(x: Any, what: str) -> np.ndarray:

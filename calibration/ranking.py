@@ -19,7 +19,7 @@ from scipy import sparse
 from scipy.special import expit, log_expit
 from scipy.stats import rankdata
 
-from calibration.compare import _jsonable
+from calibration.bootstrap import _jsonable
 
 # Virtual ties per compared pair for bootstrap replicates without a finite MLE (some system
 # never lost or never won in that resample): small enough to put them in the far tails.

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from calibration.compare import _jsonable
+from calibration.bootstrap import _jsonable
 
 _BLOCK = 1 << 22  # resamples x items per count matrix
 

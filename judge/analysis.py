@@ -207,7 +207,7 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
 
 def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[dict[str, Any]]:
     """Each system's win rate against all the others (ties half), resampling items."""
-    from calibration.compare import bootstrap_mean
+    from calibration.bootstrap import bootstrap_mean
 
     scored = rows[rows["score_a"].notna()]
     out = []

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.compare import holm, paired_bootstrap, win_rate
+from calibration.bootstrap import holm, paired_bootstrap, win_rate
 from calibration.comparison import compare_table
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "alpaca_eval"

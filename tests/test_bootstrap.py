@@ -18,8 +18,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from calibration.ci_gates import GateSyntaxError
-from calibration.compare import (
+from calibration.bootstrap import (
     all_pairs,
     bootstrap_mean,
     holm,
@@ -27,6 +26,7 @@ from calibration.compare import (
     win_rate,
     win_rate_matrix,
 )
+from calibration.ci_gates import GateSyntaxError
 from calibration.comparison import ComparisonInputError, compare_table
 
 

@@ -25,7 +25,7 @@ from calibration.bootstrap import (
 )
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
 from calibration.ci_gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
-from calibration.comparison import ComparisonInputError, ComparisonReport, compare_table
+from calibration.compare import ComparisonInputError, ComparisonReport, compare_table
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
 from calibration.gate import GateThresholds, GateVerdict
 from calibration.gate import evaluate_gate as evaluate_trust_gate

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     # Type names only: `judge calibrate` and `judge compare` import this module and need
     # neither the config nor the pipeline (~90 ms of imports here).
     from calibration.calibrate import CalibrationReport
-    from calibration.comparison import ComparisonReport
+    from calibration.compare import ComparisonReport
     from judge.config import RunConfig
 
 _CONFIDENCE = 0.95
@@ -41,7 +41,7 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
     import json
 
     from calibration.ci_gates import GateError, GateSyntaxError
-    from calibration.comparison import ComparisonInputError
+    from calibration.compare import ComparisonInputError
     from calibration.labels import LabelError
     from judge.pipeline import SUMMARY_JSON
 
@@ -114,7 +114,7 @@ def compare_source(
     a table, compared with the paired bootstrap. Input problems raise `ConfigError` or
     `DataError` with the fix in the message (the CLI and the service both show them)."""
     from calibration.ci_gates import GateError, GateSyntaxError
-    from calibration.comparison import ComparisonInputError, compare_table
+    from calibration.compare import ComparisonInputError, compare_table
     from judge.labels import load_comparison_table
 
     table, item_columns = load_comparison_table(source, judge_name)
@@ -175,7 +175,7 @@ def _stratum(wanted: list[str], available: list[str]) -> str | None:
 
 
 def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bool) -> dict:
-    from calibration.comparison import compare_table
+    from calibration.compare import compare_table
 
     if pairwise:
         table = rows[rows["score_a"].notna()]

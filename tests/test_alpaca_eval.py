@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from calibration.bootstrap import holm, paired_bootstrap, win_rate
-from calibration.comparison import compare_table
+from calibration.compare import compare_table
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "alpaca_eval"
 BASELINE = "gpt4_1106_preview"

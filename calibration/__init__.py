@@ -27,12 +27,12 @@ from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
 from calibration.ci_gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.compare import ComparisonInputError, ComparisonReport, compare_table
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
-from calibration.gate import GateThresholds, GateVerdict
-from calibration.gate import evaluate_gate as evaluate_trust_gate
 from calibration.labels import LabelError, join_labels, load_mt_bench
 from calibration.passk import pass_at_k, pass_at_k_interval
 from calibration.ranking import bradley_terry, leaderboard_transfer, tied_ranks
 from calibration.scorecard import MetricSpec, Scorecard, ScorecardSpec, scorecard
+from calibration.trust_gate import GateThresholds, GateVerdict
+from calibration.trust_gate import evaluate_gate as evaluate_trust_gate
 
 __all__ = [
     "CalibrationReport",

@@ -45,7 +45,6 @@ from calibration.bootstrap_alpha import (
     units_from_value_counts,
 )
 from calibration.correction import CorrectedEstimate, ppi_mean
-from calibration.gate import GateThresholds, GateVerdict, evaluate_gate
 from calibration.labels import (
     OUTCOME_SCORE,
     JoinedLabels,
@@ -56,6 +55,7 @@ from calibration.labels import (
     natural_key,
     normalise,
 )
+from calibration.trust_gate import GateThresholds, GateVerdict, evaluate_gate
 
 # Package alpha builds an (rows, K, K) array; beyond this many cells use the coincidences.
 _PACKAGE_CELLS = 20_000_000

@@ -287,7 +287,7 @@ def _calibration(
 ) -> dict | None:
     """The judge against the humans, per configured stratum and split by same-family."""
     from calibration.calibrate import calibrate
-    from calibration.gate import GateThresholds
+    from calibration.trust_gate import GateThresholds
 
     human_path = config.calibration.human
     if human is None:

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 
 from calibration.agreement import Estimate, cohen_kappa
 from calibration.calibrate import calibrate, shuffled_judge
-from calibration.gate import GateThresholds, evaluate_gate
 from calibration.labels import join_labels, load_mt_bench, normalise
+from calibration.trust_gate import GateThresholds, evaluate_gate
 from tests.helpers import MT_BENCH
 
 

@@ -24,9 +24,9 @@ from calibration.bootstrap import (
     win_rate_matrix,
 )
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
-from calibration.ci_gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.compare import ComparisonInputError, ComparisonReport, compare_table
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
+from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.labels import LabelError, join_labels, load_mt_bench
 from calibration.passk import pass_at_k, pass_at_k_interval
 from calibration.ranking import bradley_terry, leaderboard_transfer, tied_ranks

@@ -34,7 +34,7 @@ from calibration.bootstrap import (
     paired_bootstrap,
     win_rate_matrix,
 )
-from calibration.ci_gates import GateResult, GateStatistic, evaluate_gate, parse_gate
+from calibration.gates import GateResult, GateStatistic, evaluate_gate, parse_gate
 from calibration.ranking import (
     BradleyTerryResult,
     bradley_terry,

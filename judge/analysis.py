@@ -40,8 +40,8 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
     """Add calibration, comparison and decision sections to the run's `summary.json`."""
     import json
 
-    from calibration.ci_gates import GateError, GateSyntaxError
     from calibration.compare import ComparisonInputError
+    from calibration.gates import GateError, GateSyntaxError
     from calibration.labels import LabelError
     from judge.pipeline import SUMMARY_JSON
 
@@ -113,8 +113,8 @@ def compare_source(
     """`judge compare SOURCE`: a finished run dir (one judge's rows, items' strata joined) or
     a table, compared with the paired bootstrap. Input problems raise `ConfigError` or
     `DataError` with the fix in the message (the CLI and the service both show them)."""
-    from calibration.ci_gates import GateError, GateSyntaxError
     from calibration.compare import ComparisonInputError, compare_table
+    from calibration.gates import GateError, GateSyntaxError
     from judge.labels import load_comparison_table
 
     table, item_columns = load_comparison_table(source, judge_name)

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.ci_gates import GateSyntaxError
 from calibration.compare import ComparisonInputError, compare_table
+from calibration.gates import GateSyntaxError
 
 
 def _scores_table() -> pd.DataFrame:

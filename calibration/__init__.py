@@ -14,20 +14,13 @@ from calibration.agreement import (
     raw_agreement,
     spearman,
 )
-from calibration.bootstrap import (
-    PairedBootstrapResult,
-    all_pairs,
-    bootstrap_mean,
-    holm,
-    paired_bootstrap,
-    win_rate,
-    win_rate_matrix,
-)
+from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap, win_rate
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
 from calibration.compare import ComparisonInputError, ComparisonReport, compare_table
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
 from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.labels import LabelError, join_labels, load_mt_bench
+from calibration.pairs import all_pairs, holm, win_rate_matrix
 from calibration.passk import pass_at_k, pass_at_k_interval
 from calibration.ranking import bradley_terry, leaderboard_transfer, tied_ranks
 from calibration.scorecard import MetricSpec, Scorecard, ScorecardSpec, scorecard

@@ -23,24 +23,23 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from calibration.bootstrap import (
-    Method,
+from calibration.bootstrap import bootstrap_mean, paired_bootstrap
+from calibration.gates import GateResult, GateStatistic, evaluate_gate, parse_gate
+from calibration.jsonable import jsonable
+from calibration.pairs import (
     PairComparison,
-    _jsonable,
-    _pairs,
-    bootstrap_mean,
     holm,
     pair_comparisons,
-    paired_bootstrap,
+    system_pairs,
     win_rate_matrix,
 )
-from calibration.gates import GateResult, GateStatistic, evaluate_gate, parse_gate
 from calibration.ranking import (
     BradleyTerryResult,
     bradley_terry,
     pairwise_win_rates,
     tied_ranks,
 )
+from calibration.resampling import Method
 
 Kind = Literal["scores", "pairwise"]
 _TIE_WORDS = frozenset({"tie", "draw", "tied", "equal"})
@@ -104,10 +103,10 @@ class ComparisonReport:
             "method": self.method,
             "n_items": self.n_items,
             "n_rows": self.n_rows,
-            "ranking": [_jsonable(s) for s in self.ranking],
+            "ranking": [jsonable(s) for s in self.ranking],
             "comparisons": [c.to_dict() for c in self.comparisons],
             "by_stratum": [c.to_dict() for c in self.by_stratum],
-            "win_rates": _jsonable(self.win_rates),
+            "win_rates": jsonable(self.win_rates),
             "bradley_terry": None if self.bradley_terry is None else self.bradley_terry.to_dict(),
             "gates": [g.to_dict() for g in self.gates],
             "gates_passed": self.gates_passed,
@@ -246,7 +245,7 @@ def _compare_scores(
     if clusters is not None:
         clusters = clusters.loc[wide.index]
     common = {"seed": seed, "resamples": resamples, "ci": ci, "method": method}
-    pairs = list(_pairs(systems, baseline))
+    pairs = list(system_pairs(systems, baseline))
     comparisons, skipped = pair_comparisons(wide, pairs, strata=strata, clusters=clusters, **common)
     notes += [f"{a} and {b} share no scored item: not compared" for a, b in skipped]
     by_stratum: list[PairComparison] = []
@@ -426,8 +425,8 @@ def _compare_pairwise(
         )
 
     present = {tuple(sorted(p)) for p in zip(df["system_a"], df["system_b"], strict=True)}
-    wanted = [p for p in _pairs(systems, baseline) if tuple(sorted(p)) in present]
-    missing = [p for p in _pairs(systems, baseline) if tuple(sorted(p)) not in present]
+    wanted = [p for p in system_pairs(systems, baseline) if tuple(sorted(p)) in present]
+    missing = [p for p in system_pairs(systems, baseline) if tuple(sorted(p)) not in present]
     if baseline is not None:
         notes += [f"{a} was never judged against {b}: not compared" for a, b in missing]
 

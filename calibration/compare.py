@@ -23,13 +23,13 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from calibration.bootstrap import bootstrap_mean, paired_bootstrap
+from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap
 from calibration.gates import GateResult, GateStatistic, evaluate_gate, parse_gate
 from calibration.jsonable import jsonable
 from calibration.pairs import (
     PairComparison,
-    holm,
-    pair_comparisons,
+    bootstrap_pair,
+    holm_family,
     system_pairs,
     win_rate_matrix,
 )
@@ -205,129 +205,116 @@ def _gate_results(gates: Sequence[str], context: _Context) -> tuple[GateResult, 
     return tuple(evaluate_gate(g, context) for g in parsed)
 
 
-# --------------------------------------------------------------------------- scores
+# --------------------------------------------------------------------------- the two kinds
 
 
-def _compare_scores(
-    table: pd.DataFrame,
-    *,
-    baseline: str | None,
-    by: str | None,
-    resamples: int,
-    seed: int,
-    ci: float,
-    method: Method,
-    gates: Sequence[str],
-) -> ComparisonReport:
-    _require(table, ["item_id", "system", "score"], "scores")
-    df = table.copy()
-    df["system"] = df["system"].astype(str)
-    df["score"] = _numeric(df["score"], "score")
-    notes: list[str] = []
-    strata = _per_item(df, by, "stratum")
-    clusters = _per_item(df, "cluster" if "cluster" in df.columns else None, "cluster")
-    dup = int(df.duplicated(["item_id", "system"]).sum())
-    if dup:
-        notes.append(
-            f"{dup} extra rows for an already scored (item_id, system) were averaged into "
-            "one per-item score (e.g. several judges), so they move together"
-        )
-    wide = df.pivot_table(index="item_id", columns="system", values="score", aggfunc="mean")
-    systems = [str(c) for c in wide.columns]
-    if len(systems) < 2:
-        raise ComparisonInputError(f"need at least 2 systems to compare, got {systems}")
-    if baseline is not None and baseline not in systems:
-        raise ComparisonInputError(
-            f"baseline {baseline!r} is not among the systems: {', '.join(systems)}"
-        )
-    if strata is not None:
-        strata = strata.loc[wide.index]
-    if clusters is not None:
-        clusters = clusters.loc[wide.index]
-    common = {"seed": seed, "resamples": resamples, "ci": ci, "method": method}
-    pairs = list(system_pairs(systems, baseline))
-    comparisons, skipped = pair_comparisons(wide, pairs, strata=strata, clusters=clusters, **common)
-    notes += [f"{a} and {b} share no scored item: not compared" for a, b in skipped]
-    by_stratum: list[PairComparison] = []
-    if strata is not None:
-        for value in sorted(strata.unique()):
-            sel = strata == value
-            got, skip = pair_comparisons(
-                wide.loc[sel],
-                pairs,
-                clusters=None if clusters is None else clusters.loc[sel],
-                stratum=value,
-                **common,
+class _Table:
+    """A table as `compare_table` reads it. Each kind says how it reads a pair (`pair`), the
+    ranking, the win rates and the gates' statistics; `compare_table` does the rest."""
+
+    systems: list[str]
+    strata: pd.Series | None  # per item, when compared `by` a column
+    notes: list[str]  # what reading the table left out or changed
+    n_items: int
+    n_rows: int
+    common: dict[str, Any]  # seed, resamples, ci, method
+
+    def pair(self, a: str, b: str, stratum: str | None = None) -> Any:
+        raise NotImplementedError
+
+    def unpaired(self, a: str, b: str) -> str:
+        raise NotImplementedError
+
+    def paired(self, a: str, b: str, **kwargs: Any) -> PairedBootstrapResult:
+        """The overall a - b result a gate asks for; an error when no row pairs a with b."""
+        got = self.pair(a, b, **kwargs)
+        if got is None:
+            raise ValueError(self.unpaired(a, b))
+        return got[0]
+
+
+class _Scores(_Table):
+    """A scores table read as one per-item score per system (a wide item x system table)."""
+
+    def __init__(self, table: pd.DataFrame, by: str | None, common: dict[str, Any]) -> None:
+        _require(table, ["item_id", "system", "score"], "scores")
+        df = table.copy()
+        df["system"] = df["system"].astype(str)
+        df["score"] = _numeric(df["score"], "score")
+        self.notes: list[str] = []
+        strata = _per_item(df, by, "stratum")
+        clusters = _per_item(df, "cluster" if "cluster" in df.columns else None, "cluster")
+        dup = int(df.duplicated(["item_id", "system"]).sum())
+        if dup:
+            self.notes.append(
+                f"{dup} extra rows for an already scored (item_id, system) were averaged into "
+                "one per-item score (e.g. several judges), so they move together"
             )
-            by_stratum += got
-            notes += [f"{by}={value}: {a} and {b} share no item" for a, b in skip]
-    summaries = []
-    for s in systems:
-        col = wide[s].dropna()
-        r = bootstrap_mean(
-            col.to_numpy(),
-            strata=None if strata is None else strata.loc[col.index].to_numpy(),
-            clusters=None if clusters is None else clusters.loc[col.index].to_numpy(),
-            **common,
+        self.wide = df.pivot_table(
+            index="item_id", columns="system", values="score", aggfunc="mean"
         )
-        summaries.append((s, len(col), r))
-    ranks = tied_ranks(*(np.array([getattr(r, f) for _, _, r in summaries]) for f in _MEAN_CI))
-    ranking = tuple(
-        SystemSummary(s, n, r.mean, r.ci_low, r.ci_high, int(k))
-        for (s, n, r), k in zip(summaries, ranks, strict=True)
-    )
+        self.systems = [str(c) for c in self.wide.columns]
+        self.strata = None if strata is None else strata.loc[self.wide.index]
+        self.clusters = None if clusters is None else clusters.loc[self.wide.index]
+        self.by = by
+        self.common = common
+        self.n_items = len(self.wide)
+        self.n_rows = len(df)
 
-    done = {(c.a, c.b): c.result for c in comparisons}
+    def pair(
+        self, a: str, b: str, stratum: str | None = None, *, wins: bool = False
+    ) -> tuple[PairedBootstrapResult, int] | None:
+        """a - b on the items both have (resampled within strata; with `stratum`, on that
+        stratum's items only) and the items only one has; None when they share none."""
+        if stratum is None:
+            wide, strata = self.wide, self.strata
+        else:
+            wide, strata = self.wide.loc[self.strata == stratum], None
+        return bootstrap_pair(
+            wide, a, b, strata=strata, clusters=self.clusters, wins=wins, **self.common
+        )
 
-    def compute(name: str, a: str, b: str) -> GateStatistic:
-        if name == "diff" and (a, b) in done:  # same data and seed: reuse, don't recompute
-            r = done[(a, b)]
-            return GateStatistic(r.mean_diff, r.ci_low, r.ci_high, r.p_value, ci)
-        both = wide[a].notna() & wide[b].notna()
-        if not both.any():
-            raise ValueError(f"{a} and {b} share no scored item")
-        sub = wide.loc[both]
-        x, y = sub[a].to_numpy(), sub[b].to_numpy()
+    def unpaired(self, a: str, b: str) -> str:
+        return f"{a} and {b} share no scored item"
+
+    def skip_note(self, a: str, b: str, stratum: str | None, baseline: str | None) -> str:
+        if stratum is None:
+            return f"{self.unpaired(a, b)}: not compared"
+        return f"{self.by}={stratum}: {a} and {b} share no item"
+
+    def ranking(self, notes: list[str]) -> tuple[tuple[SystemSummary, ...], None]:
+        """Each system's mean score with its interval; overlapping intervals share a rank."""
+        summaries = []
+        for s in self.systems:
+            col = self.wide[s].dropna()
+            r = bootstrap_mean(
+                col.to_numpy(),
+                strata=None if self.strata is None else self.strata.loc[col.index].to_numpy(),
+                clusters=None if self.clusters is None else self.clusters.loc[col.index].to_numpy(),
+                **self.common,
+            )
+            summaries.append((s, len(col), r))
+        ranks = tied_ranks(*(np.array([getattr(r, f) for _, _, r in summaries]) for f in _MEAN_CI))
+        ranking = tuple(
+            SystemSummary(s, n, r.mean, r.ci_low, r.ci_high, int(k))
+            for (s, n, r), k in zip(summaries, ranks, strict=True)
+        )
+        return ranking, None
+
+    def win_rates(self) -> pd.DataFrame:
+        return win_rate_matrix(self.wide)
+
+    def gate_statistic(
+        self, name: str, a: str, b: str, known: PairedBootstrapResult | None
+    ) -> GateStatistic:
+        """diff: `known` (same data and seed) or a fresh bootstrap; winrate: its own bootstrap
+        of a's wins, shifted back by the 1/2 it is tested against."""
+        ci = self.common["ci"]
         if name == "winrate":
-            # Win rate - 1/2 is the mean of sign(a - b) / 2 against 0.
-            x, y = (1 + np.sign(x - y)) / 2, np.full(len(x), 0.5)
-        r = paired_bootstrap(
-            x,
-            y,
-            strata=None if strata is None else strata.loc[sub.index].to_numpy(),
-            clusters=None if clusters is None else clusters.loc[sub.index].to_numpy(),
-            **common,
-        )
-        shift = 0.5 if name == "winrate" else 0.0
-        return GateStatistic(
-            r.mean_diff + shift, r.ci_low + shift, r.ci_high + shift, r.p_value, ci
-        )
-
-    by_system = {s.system: s for s in ranking}
-
-    def score(s: str) -> GateStatistic:
-        m = by_system[s]
-        return GateStatistic(m.estimate, m.ci_low, m.ci_high, None, ci)
-
-    return ComparisonReport(
-        kind="scores",
-        systems=tuple(systems),
-        baseline=baseline,
-        by=by,
-        resamples=resamples,
-        seed=seed,
-        ci=ci,
-        method=method,
-        n_items=len(wide),
-        n_rows=len(df),
-        ranking=tuple(sorted(ranking, key=lambda s: (s.rank, -s.estimate))),
-        comparisons=tuple(comparisons),
-        by_stratum=tuple(by_stratum),
-        win_rates=win_rate_matrix(wide),
-        bradley_terry=None,
-        gates=_gate_results(gates, _Context(systems, compute, score)),
-        notes=tuple(notes),
-    )
+            r = self.paired(a, b, wins=True)
+            return GateStatistic(r.mean_diff + 0.5, r.ci_low + 0.5, r.ci_high + 0.5, r.p_value, ci)
+        r = known or self.paired(a, b)
+        return GateStatistic(r.mean_diff, r.ci_low, r.ci_high, r.p_value, ci)
 
 
 # --------------------------------------------------------------------------- pairwise
@@ -376,136 +363,114 @@ def _ranking(
     return bradley_terry(judgments, seed=seed, resamples=n, ci=ci, prior=1.0)
 
 
-def _compare_pairwise(
-    table: pd.DataFrame,
-    *,
-    baseline: str | None,
-    by: str | None,
-    resamples: int,
-    seed: int,
-    ci: float,
-    method: Method,
-    gates: Sequence[str],
-) -> ComparisonReport:
-    df = _pairwise_rows(table)
-    notes: list[str] = []
-    strata = _per_item(df, by, "stratum")
-    cluster_col = "cluster" if "cluster" in df.columns else "item_id"
-    if cluster_col == "cluster":
-        _per_item(df, "cluster", "cluster")
-    systems = sorted(set(df["system_a"]) | set(df["system_b"]))
-    if baseline is not None and baseline not in systems:
-        raise ComparisonInputError(
-            f"baseline {baseline!r} is not among the systems: {', '.join(systems)}"
-        )
-    common = {"seed": seed, "resamples": resamples, "ci": ci, "method": method}
-    row_strata = None if strata is None else df["item_id"].map(strata).to_numpy()
+class _Pairwise(_Table):
+    """A pairwise table read as judgments: in every row a's score, oriented per pair."""
 
-    def oriented(a: str, b: str, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Boolean mask of the rows comparing a with b, and a's score in every row."""
+    def __init__(self, table: pd.DataFrame, by: str | None, common: dict[str, Any]) -> None:
+        df = _pairwise_rows(table)
+        self.notes: list[str] = []
+        self.strata = _per_item(df, by, "stratum")
+        cluster_col = "cluster" if "cluster" in df.columns else "item_id"
+        if cluster_col == "cluster":
+            _per_item(df, "cluster", "cluster")
+        self.systems = sorted(set(df["system_a"]) | set(df["system_b"]))
+        self.df = df
+        self.row_strata = None if self.strata is None else df["item_id"].map(self.strata).to_numpy()
+        self.row_clusters = df[cluster_col].to_numpy()
+        self.judgments = df[["item_id", "system_a", "system_b", "score_a"]].copy()
+        if cluster_col == "cluster":  # the Bradley–Terry bootstrap resamples these units
+            self.judgments["item_id"] = df["cluster"]
+        self.common = common
+        self.n_items = int(df["item_id"].nunique())
+        self.n_rows = len(df)
+
+    def pair(
+        self, a: str, b: str, stratum: str | None = None
+    ) -> tuple[PairedBootstrapResult, int] | None:
+        """a's net win rate over b (score_a - score_b over the rows comparing them, in both
+        orders), resampled within strata, or on `stratum`'s rows only; None when no row
+        compares them. No item is left unpaired: every row holds both systems."""
+        df = self.df
         fwd = (df["system_a"] == a) & (df["system_b"] == b)
         rev = (df["system_a"] == b) & (df["system_b"] == a)
         mask = (fwd | rev).to_numpy()
-        if rows is not None:
-            mask = mask & rows
-        s = np.where(fwd.to_numpy(), df["score_a"].to_numpy(), 1 - df["score_a"].to_numpy())
-        return mask, s
-
-    def run(a: str, b: str, rows: np.ndarray | None = None, stratified: bool = True) -> Any:
-        mask, s = oriented(a, b, rows)
+        if stratum is not None:
+            mask = mask & (self.row_strata == stratum)
         if not mask.any():
             return None
+        s = np.where(fwd.to_numpy(), df["score_a"].to_numpy(), 1 - df["score_a"].to_numpy())
         sa = s[mask]
-        return paired_bootstrap(
+        stratified = self.row_strata is not None and stratum is None
+        res = paired_bootstrap(
             sa,
             1 - sa,
-            strata=None if (row_strata is None or not stratified) else row_strata[mask],
-            clusters=df[cluster_col].to_numpy()[mask],
-            **common,
+            strata=self.row_strata[mask] if stratified else None,
+            clusters=self.row_clusters[mask],
+            **self.common,
         )
+        return res, 0
 
-    present = {tuple(sorted(p)) for p in zip(df["system_a"], df["system_b"], strict=True)}
-    wanted = [p for p in system_pairs(systems, baseline) if tuple(sorted(p)) in present]
-    missing = [p for p in system_pairs(systems, baseline) if tuple(sorted(p)) not in present]
-    if baseline is not None:
-        notes += [f"{a} was never judged against {b}: not compared" for a, b in missing]
+    def unpaired(self, a: str, b: str) -> str:
+        return f"{a} was never judged against {b}"
 
-    def family(rows: np.ndarray | None, stratum: str | None, stratified: bool) -> list:
-        results = [(a, b, run(a, b, rows, stratified)) for a, b in wanted]
-        results = [(a, b, r) for a, b, r in results if r is not None]
-        adjusted = holm([r.p_value for _, _, r in results])
-        return [
-            PairComparison(a, b, r, float(p), 0, stratum)
-            for (a, b, r), p in zip(results, adjusted, strict=True)
-        ]
+    def skip_note(self, a: str, b: str, stratum: str | None, baseline: str | None) -> str | None:
+        # Without a baseline only the pairs the table holds are compared: a missing pair is
+        # news only against the baseline, and a pair absent from a stratum is never news.
+        if stratum is None and baseline is not None:
+            return f"{self.unpaired(a, b)}: not compared"
+        return None
 
-    comparisons = family(None, None, True)
-    by_stratum: list[PairComparison] = []
-    if strata is not None:
-        for value in sorted(strata.unique()):
-            by_stratum += family(row_strata == value, value, False)
-
-    judgments = df[["item_id", "system_a", "system_b", "score_a"]].copy()
-    if cluster_col == "cluster":  # the Bradley–Terry bootstrap resamples these units
-        judgments["item_id"] = df["cluster"]
-    bt = _ranking(judgments, seed=seed, resamples=resamples, ci=ci, notes=notes)
-    # Distinct items over both slots: an item where a system is system_a in one pair and
-    # system_b in another is still one item.
-    n_items = (
-        pd.concat(
-            [
-                df[["system_a", "item_id"]].set_axis(["system", "item_id"], axis=1),
-                df[["system_b", "item_id"]].set_axis(["system", "item_id"], axis=1),
-            ]
+    def ranking(
+        self, notes: list[str]
+    ) -> tuple[tuple[SystemSummary, ...], BradleyTerryResult | None]:
+        """Bradley–Terry strengths with their intervals, when the fit exists (`notes` say)."""
+        c = self.common
+        bt = _ranking(
+            self.judgments, seed=c["seed"], resamples=c["resamples"], ci=c["ci"], notes=notes
         )
-        .groupby("system")["item_id"]
-        .nunique()
-    )
-    ranking: tuple[SystemSummary, ...] = ()
-    if bt is not None:
+        if bt is None:
+            return (), None
+        # Distinct items over both slots: an item where a system is system_a in one pair and
+        # system_b in another is still one item.
+        df = self.df
+        n_items = (
+            pd.concat(
+                [
+                    df[["system_a", "item_id"]].set_axis(["system", "item_id"], axis=1),
+                    df[["system_b", "item_id"]].set_axis(["system", "item_id"], axis=1),
+                ]
+            )
+            .groupby("system")["item_id"]
+            .nunique()
+        )
         ranking = tuple(
-            sorted(
-                (
-                    SystemSummary(s, int(n_items.get(s, 0)), est, lo, hi, rank)
-                    for s, est, lo, hi, rank in zip(
-                        bt.systems, bt.strength, bt.ci_low, bt.ci_high, bt.rank, strict=True
-                    )
-                ),
-                key=lambda x: (x.rank, -x.estimate),
+            SystemSummary(s, int(n_items.get(s, 0)), est, lo, hi, rank)
+            for s, est, lo, hi, rank in zip(
+                bt.systems, bt.strength, bt.ci_low, bt.ci_high, bt.rank, strict=True
             )
         )
+        return ranking, bt
 
-    done = {(c.a, c.b): c.result for c in comparisons}
+    def win_rates(self) -> pd.DataFrame:
+        return pairwise_win_rates(self.judgments)
 
-    def compute(name: str, a: str, b: str) -> GateStatistic:
-        r = done.get((a, b)) or run(a, b)
-        if r is None:
-            raise ValueError(f"{a} was never judged against {b}")
-        if name == "winrate":  # winrate = (1 + net win rate) / 2, interval included
+    def gate_statistic(
+        self, name: str, a: str, b: str, known: PairedBootstrapResult | None
+    ) -> GateStatistic:
+        """diff: the net win rate, `known` (same data and seed) or a fresh bootstrap;
+        winrate = (1 + net win rate) / 2, interval included."""
+        ci = self.common["ci"]
+        r = known or self.paired(a, b)
+        if name == "winrate":
             return GateStatistic(
                 (1 + r.mean_diff) / 2, (1 + r.ci_low) / 2, (1 + r.ci_high) / 2, r.p_value, ci
             )
         return GateStatistic(r.mean_diff, r.ci_low, r.ci_high, r.p_value, ci)
 
-    return ComparisonReport(
-        kind="pairwise",
-        systems=tuple(systems),
-        baseline=baseline,
-        by=by,
-        resamples=resamples,
-        seed=seed,
-        ci=ci,
-        method=method,
-        n_items=int(df["item_id"].nunique()),
-        n_rows=len(df),
-        ranking=ranking,
-        comparisons=tuple(comparisons),
-        by_stratum=tuple(by_stratum),
-        win_rates=pairwise_win_rates(judgments),
-        bradley_terry=bt,
-        gates=_gate_results(gates, _Context(systems, compute, None)),
-        notes=tuple(notes),
-    )
+
+# --------------------------------------------------------------------------- entry point
+
+_KINDS: dict[str, type[_Scores | _Pairwise]] = {"scores": _Scores, "pairwise": _Pairwise}
 
 
 def compare_table(
@@ -526,6 +491,8 @@ def compare_table(
     `by`, the overall intervals resample within strata and each stratum is also reported on
     its own. Gate syntax errors raise GateSyntaxError, gates naming unknown systems GateError,
     tables that do not fit ComparisonInputError (all ValueError); a failing gate is a result.
+    Both kinds go through the same steps; `_Scores` and `_Pairwise` say how each reads a pair,
+    the ranking and the win rates from its table.
     """
     if len(table) == 0:
         raise ComparisonInputError("the table is empty: nothing to compare")
@@ -533,17 +500,62 @@ def compare_table(
         raise ComparisonInputError("the table needs an item_id column")
     for g in gates:
         parse_gate(g)  # fail on syntax before the (possibly long) bootstrap
-    args = {
-        "baseline": baseline,
-        "by": by,
-        "resamples": resamples,
-        "seed": seed,
-        "ci": ci,
-        "method": method,
-        "gates": gates,
-    }
-    if kind == "scores":
-        return _compare_scores(table, **args)
-    if kind == "pairwise":
-        return _compare_pairwise(table, **args)
-    raise ComparisonInputError(f"kind must be 'scores' or 'pairwise', got {kind!r}")
+    if kind not in _KINDS:
+        raise ComparisonInputError(f"kind must be 'scores' or 'pairwise', got {kind!r}")
+    rows = _KINDS[kind](
+        table, by, {"seed": seed, "resamples": resamples, "ci": ci, "method": method}
+    )
+    systems = rows.systems
+    if len(systems) < 2:
+        raise ComparisonInputError(f"need at least 2 systems to compare, got {systems}")
+    if baseline is not None and baseline not in systems:
+        raise ComparisonInputError(
+            f"baseline {baseline!r} is not among the systems: {', '.join(systems)}"
+        )
+    notes = list(rows.notes)
+    pairs = list(system_pairs(systems, baseline))
+
+    def family(stratum: str | None) -> list[PairComparison]:
+        done = []
+        for a, b in pairs:
+            got = rows.pair(a, b, stratum)
+            if got is not None:
+                done.append((a, b, *got))
+            elif note := rows.skip_note(a, b, stratum, baseline):
+                notes.append(note)
+        return holm_family(done, stratum)
+
+    comparisons = family(None)
+    strata = [] if rows.strata is None else sorted(rows.strata.unique())
+    by_stratum = [c for value in strata for c in family(value)]
+    ranking, bt = rows.ranking(notes)
+    overall = {(c.a, c.b): c.result for c in comparisons}
+    by_system = {s.system: s for s in ranking}
+
+    def compute(name: str, a: str, b: str) -> GateStatistic:
+        return rows.gate_statistic(name, a, b, overall.get((a, b)))
+
+    def score(s: str) -> GateStatistic:
+        m = by_system[s]
+        return GateStatistic(m.estimate, m.ci_low, m.ci_high, None, ci)
+
+    context = _Context(systems, compute, score if kind == "scores" else None)
+    return ComparisonReport(
+        kind=kind,
+        systems=tuple(systems),
+        baseline=baseline,
+        by=by,
+        resamples=resamples,
+        seed=seed,
+        ci=ci,
+        method=method,
+        n_items=rows.n_items,
+        n_rows=rows.n_rows,
+        ranking=tuple(sorted(ranking, key=lambda s: (s.rank, -s.estimate))),
+        comparisons=tuple(comparisons),
+        by_stratum=tuple(by_stratum),
+        win_rates=rows.win_rates(),
+        bradley_terry=bt,
+        gates=_gate_results(gates, context),
+        notes=tuple(notes),
+    )

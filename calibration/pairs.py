@@ -79,9 +79,10 @@ def system_pairs(systems: Sequence[str], baseline: str | None) -> Iterator[tuple
                 yield a, baseline
 
 
-def pair_comparisons(
+def bootstrap_pair(
     scores: pd.DataFrame,
-    pairs: Sequence[tuple[str, str]],
+    a: str,
+    b: str,
     *,
     seed: int,
     resamples: int = 10_000,
@@ -90,38 +91,44 @@ def pair_comparisons(
     clusters: pd.Series | None = None,
     method: Method = "percentile",
     workers: int | None = None,
-    stratum: str | None = None,
-) -> tuple[list[PairComparison], list[tuple[str, str]]]:
-    """Paired bootstrap of the given pairs of columns of a wide table, Holm-adjusted together.
+    wins: bool = False,
+) -> tuple[PairedBootstrapResult, int] | None:
+    """Paired bootstrap of columns a - b of a wide table on the items both have, and the number
+    of items only one of them has; None when they share no item.
 
-    Returns the comparisons and the pairs skipped because the two systems share no item.
+    `wins`: resample a's wins instead (1 win, 0.5 tie, 0 loss against 0.5), so the result is
+    a's win rate - 1/2. `strata`/`clusters` are Series on the table's index.
     """
-    done: list[tuple[str, str, PairedBootstrapResult, int]] = []
-    skipped: list[tuple[str, str]] = []
-    for a, b in pairs:
-        both = scores[a].notna() & scores[b].notna()
-        if not both.any():
-            skipped.append((a, b))
-            continue
-        sub = scores.loc[both]
-        res = paired_bootstrap(
-            sub[a].to_numpy(),
-            sub[b].to_numpy(),
-            seed=seed,
-            resamples=resamples,
-            ci=ci,
-            strata=None if strata is None else strata.loc[sub.index].to_numpy(),
-            clusters=None if clusters is None else clusters.loc[sub.index].to_numpy(),
-            method=method,
-            workers=workers,
-        )
-        unpaired = int((scores[a].notna() | scores[b].notna()).sum() - both.sum())
-        done.append((a, b, res, unpaired))
+    both = scores[a].notna() & scores[b].notna()
+    if not both.any():
+        return None
+    sub = scores.loc[both]
+    x, y = sub[a].to_numpy(), sub[b].to_numpy()
+    if wins:
+        x, y = (1 + np.sign(x - y)) / 2, np.full(len(x), 0.5)
+    res = paired_bootstrap(
+        x,
+        y,
+        seed=seed,
+        resamples=resamples,
+        ci=ci,
+        strata=None if strata is None else strata.loc[sub.index].to_numpy(),
+        clusters=None if clusters is None else clusters.loc[sub.index].to_numpy(),
+        method=method,
+        workers=workers,
+    )
+    return res, int((scores[a].notna() | scores[b].notna()).sum() - both.sum())
+
+
+def holm_family(
+    done: Sequence[tuple[str, str, PairedBootstrapResult, int]], stratum: str | None = None
+) -> list[PairComparison]:
+    """One family of (a, b, result, unpaired items) as comparisons, Holm-adjusted together."""
     adjusted = holm([r.p_value for _, _, r, _ in done])
     return [
         PairComparison(a, b, r, float(p), u, stratum)
         for (a, b, r, u), p in zip(done, adjusted, strict=True)
-    ], skipped
+    ]
 
 
 def all_pairs(
@@ -146,21 +153,24 @@ def all_pairs(
     systems = [str(c) for c in scores.columns]
     if baseline is not None and baseline not in systems:
         raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(systems)}")
-    comparisons, skipped = pair_comparisons(
-        scores,
-        list(system_pairs(systems, baseline)),
-        seed=seed,
-        resamples=resamples,
-        ci=ci,
-        strata=strata,
-        clusters=clusters,
-        method=method,
-        workers=workers,
-    )
-    if skipped:
-        a, b = skipped[0]
-        raise ValueError(f"systems {a!r} and {b!r} share no scored item")
-    return AllPairsResult(tuple(comparisons), win_rate_matrix(scores))
+    done = []
+    for a, b in system_pairs(systems, baseline):
+        got = bootstrap_pair(
+            scores,
+            a,
+            b,
+            seed=seed,
+            resamples=resamples,
+            ci=ci,
+            strata=strata,
+            clusters=clusters,
+            method=method,
+            workers=workers,
+        )
+        if got is None:
+            raise ValueError(f"systems {a!r} and {b!r} share no scored item")
+        done.append((a, b, *got))
+    return AllPairsResult(tuple(holm_family(done)), win_rate_matrix(scores))
 
 
 def win_rate_matrix(scores: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,8 @@ from calibration.agreement import (
 )
 from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap, win_rate
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
-from calibration.compare import ComparisonInputError, ComparisonReport, compare_table
+from calibration.compare import ComparisonReport, compare_table
+from calibration.compare_input import ComparisonInputError
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
 from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.labels import LabelError, join_labels, load_mt_bench

@@ -11,7 +11,8 @@ Two table shapes:
   orders, every judge) are resampled together. Here
   diff(a, b) is the net win rate: mean over rows of score_a - score_b = 2 winrate - 1.
 
-Everything is resampled with the same `seed`, and every interval says which it used.
+Everything is resampled with the same `seed`, and every interval says which it used. The
+tables are checked (errors that name the fix) in `calibration.compare_input`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ import numpy as np
 import pandas as pd
 
 from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap
+from calibration.compare_input import (
+    ComparisonInputError,
+    pairwise_rows,
+    per_item,
+    scores_rows,
+)
 from calibration.gates import GateResult, GateStatistic, evaluate_gate, parse_gate
 from calibration.jsonable import jsonable
 from calibration.pairs import (
@@ -42,12 +49,7 @@ from calibration.ranking import (
 from calibration.resampling import Method
 
 Kind = Literal["scores", "pairwise"]
-_TIE_WORDS = frozenset({"tie", "draw", "tied", "equal"})
 _MEAN_CI = ("mean", "ci_low", "ci_high")
-
-
-class ComparisonInputError(ValueError):
-    """The table does not fit the declared kind; the message names the fix."""
 
 
 @dataclass(frozen=True)
@@ -112,63 +114,6 @@ class ComparisonReport:
             "gates_passed": self.gates_passed,
             "notes": list(self.notes),
         }
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _require(table: pd.DataFrame, columns: Sequence[str], kind: str) -> None:
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise ComparisonInputError(
-            f"a {kind} table needs columns {list(columns)}; missing {missing} "
-            f"(columns present: {list(table.columns)})"
-        )
-
-
-def _per_item(table: pd.DataFrame, column: str | None, what: str) -> pd.Series | None:
-    """A column that must be constant within each item, as a Series indexed by item_id."""
-    if column is None:
-        return None
-    if column not in table.columns:
-        raise ComparisonInputError(f"{what} column {column!r} is not in the table")
-    if table[column].isna().any():
-        raise ComparisonInputError(f"{what} column {column!r} has empty cells; label every row")
-    spread = table.groupby("item_id", sort=False)[column].nunique()
-    if (spread > 1).any():
-        raise ComparisonInputError(
-            f"item {spread[spread > 1].index[0]!r} has several values in {what} column "
-            f"{column!r}; it must be constant within an item"
-        )
-    return table.groupby("item_id", sort=False)[column].first().astype(str)
-
-
-def _numeric(col: pd.Series, name: str) -> pd.Series:
-    out = pd.to_numeric(col, errors="coerce")
-    bad = out.isna() | ~np.isfinite(out.to_numpy(dtype=np.float64, na_value=np.nan))
-    if bad.any():
-        raise ComparisonInputError(
-            f"{int(bad.sum())} rows have a missing or non-numeric {name} (first: row "
-            f"{bad.to_numpy().nonzero()[0][0]}); drop them or score them explicitly"
-        )
-    return out.astype(np.float64)
-
-
-def _winner_scores(table: pd.DataFrame) -> pd.Series:
-    w = table["winner"].astype(str).str.strip()
-    a, b = table["system_a"].astype(str), table["system_b"].astype(str)
-    low = w.str.lower()
-    score = pd.Series(np.nan, index=table.index)
-    score[(low == "a") | (w == a)] = 1.0
-    score[(low == "b") | (w == b)] = 0.0
-    score[low.isin(_TIE_WORDS)] = 0.5
-    if score.isna().any():
-        first = w[score.isna()].iloc[0]
-        raise ComparisonInputError(
-            f"{int(score.isna().sum())} winner values are not 'A', 'B', 'tie' or one of the "
-            f"pair's systems (first: {first!r})"
-        )
-    return score
 
 
 # --------------------------------------------------------------------------- gates context
@@ -237,13 +182,10 @@ class _Scores(_Table):
     """A scores table read as one per-item score per system (a wide item x system table)."""
 
     def __init__(self, table: pd.DataFrame, by: str | None, common: dict[str, Any]) -> None:
-        _require(table, ["item_id", "system", "score"], "scores")
-        df = table.copy()
-        df["system"] = df["system"].astype(str)
-        df["score"] = _numeric(df["score"], "score")
+        df = scores_rows(table)
         self.notes: list[str] = []
-        strata = _per_item(df, by, "stratum")
-        clusters = _per_item(df, "cluster" if "cluster" in df.columns else None, "cluster")
+        strata = per_item(df, by, "stratum")
+        clusters = per_item(df, "cluster" if "cluster" in df.columns else None, "cluster")
         dup = int(df.duplicated(["item_id", "system"]).sum())
         if dup:
             self.notes.append(
@@ -320,29 +262,6 @@ class _Scores(_Table):
 # --------------------------------------------------------------------------- pairwise
 
 
-def _pairwise_rows(table: pd.DataFrame) -> pd.DataFrame:
-    _require(table, ["item_id", "system_a", "system_b"], "pairwise")
-    df = table.copy()
-    df["system_a"] = df["system_a"].astype(str)
-    df["system_b"] = df["system_b"].astype(str)
-    if "score_a" in df.columns:
-        df["score_a"] = _numeric(df["score_a"], "score_a")
-    elif "winner" in df.columns:
-        df["score_a"] = _winner_scores(df)
-    else:
-        raise ComparisonInputError("a pairwise table needs a score_a or a winner column")
-    if ((df["score_a"] < 0) | (df["score_a"] > 1)).any():
-        raise ComparisonInputError("score_a must lie in [0, 1] (1 = a better, 0.5 = tie)")
-    same = df["system_a"] == df["system_b"]
-    if same.any():
-        first = df[same].iloc[0]
-        raise ComparisonInputError(
-            f"{int(same.sum())} rows compare a system with itself (first: item "
-            f"{first['item_id']!r}, system {first['system_a']!r}); drop them"
-        )
-    return df
-
-
 def _ranking(
     judgments: pd.DataFrame, *, seed: int, resamples: int, ci: float, notes: list[str]
 ) -> BradleyTerryResult | None:
@@ -367,12 +286,12 @@ class _Pairwise(_Table):
     """A pairwise table read as judgments: in every row a's score, oriented per pair."""
 
     def __init__(self, table: pd.DataFrame, by: str | None, common: dict[str, Any]) -> None:
-        df = _pairwise_rows(table)
+        df = pairwise_rows(table)
         self.notes: list[str] = []
-        self.strata = _per_item(df, by, "stratum")
+        self.strata = per_item(df, by, "stratum")
         cluster_col = "cluster" if "cluster" in df.columns else "item_id"
         if cluster_col == "cluster":
-            _per_item(df, "cluster", "cluster")
+            per_item(df, "cluster", "cluster")
         self.systems = sorted(set(df["system_a"]) | set(df["system_b"]))
         self.df = df
         self.row_strata = None if self.strata is None else df["item_id"].map(self.strata).to_numpy()

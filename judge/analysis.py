@@ -40,7 +40,7 @@ def analyse_run(config: RunConfig, run_dir: Path) -> dict[str, Any]:
     """Add calibration, comparison and decision sections to the run's `summary.json`."""
     import json
 
-    from calibration.compare import ComparisonInputError
+    from calibration.compare_input import ComparisonInputError
     from calibration.gates import GateError, GateSyntaxError
     from calibration.labels import LabelError
     from judge.pipeline import SUMMARY_JSON
@@ -113,7 +113,8 @@ def compare_source(
     """`judge compare SOURCE`: a finished run dir (one judge's rows, items' strata joined) or
     a table, compared with the paired bootstrap. Input problems raise `ConfigError` or
     `DataError` with the fix in the message (the CLI and the service both show them)."""
-    from calibration.compare import ComparisonInputError, compare_table
+    from calibration.compare import compare_table
+    from calibration.compare_input import ComparisonInputError
     from calibration.gates import GateError, GateSyntaxError
     from judge.labels import load_comparison_table
 

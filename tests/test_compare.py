@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.compare import ComparisonInputError, compare_table
+from calibration.compare import compare_table
+from calibration.compare_input import ComparisonInputError
 from calibration.gates import GateSyntaxError
 
 

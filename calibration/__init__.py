@@ -8,12 +8,12 @@ from calibration.agreement import (
     cohen_kappa,
     confusion_matrix,
     kendall_tau_b,
-    krippendorff_alpha,
     mean_signed_bias,
     pairwise_agreement,
     raw_agreement,
     spearman,
 )
+from calibration.alpha import krippendorff_alpha
 from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap, win_rate
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
 from calibration.compare import ComparisonReport, compare_table

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
+from judge.blinding import blind_responses, make_pairs, new_secret
 from judge.config import JudgeSpec, RunConfig
 from judge.data import load_items, load_responses
 from judge.errors import ConfigError
@@ -21,6 +21,7 @@ from judge.files import write_json, write_jsonl
 from judge.hashing import content_hash
 from judge.provenance import environment
 from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
+from judge.scrubber import Scrubber
 from judge.store import RunStore
 from judge.types import (
     BlindedPair,

@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from calibration.compare import default_workers, paired_bootstrap
+from calibration.bootstrap import paired_bootstrap
+from calibration.resampling import default_workers
 
 _NAIVE_DRAWS = 3_000_000  # per naive timing run: about one second
 

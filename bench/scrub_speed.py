@@ -20,7 +20,8 @@ import json
 import time
 from pathlib import Path
 
-from judge.blinding import Scrubber, blind_responses, new_secret
+from judge.blinding import blind_responses, new_secret
+from judge.scrubber import Scrubber
 from judge.types import ChatMessage, Response
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "mt_bench" / "judged_answers.jsonl.gz"

@@ -8,31 +8,25 @@ from calibration.agreement import (
     cohen_kappa,
     confusion_matrix,
     kendall_tau_b,
-    krippendorff_alpha,
     mean_signed_bias,
     pairwise_agreement,
     raw_agreement,
     spearman,
 )
+from calibration.alpha import krippendorff_alpha
+from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap, win_rate
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
-from calibration.ci_gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
-from calibration.compare import (
-    PairedBootstrapResult,
-    all_pairs,
-    bootstrap_mean,
-    holm,
-    paired_bootstrap,
-    win_rate,
-    win_rate_matrix,
-)
-from calibration.comparison import ComparisonInputError, ComparisonReport, compare_table
+from calibration.compare import ComparisonReport, compare_table
+from calibration.compare_input import ComparisonInputError
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
-from calibration.gate import GateThresholds, GateVerdict
-from calibration.gate import evaluate_gate as evaluate_trust_gate
+from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.labels import LabelError, join_labels, load_mt_bench
+from calibration.pairs import all_pairs, holm, win_rate_matrix
 from calibration.passk import pass_at_k, pass_at_k_interval
 from calibration.ranking import bradley_terry, leaderboard_transfer, tied_ranks
 from calibration.scorecard import MetricSpec, Scorecard, ScorecardSpec, scorecard
+from calibration.trust_gate import GateThresholds, GateVerdict
+from calibration.trust_gate import evaluate_gate as evaluate_trust_gate
 
 __all__ = [
     "CalibrationReport",

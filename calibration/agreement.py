@@ -1,5 +1,9 @@
 """Agreement statistics with cluster-bootstrap intervals, each returned as a typed `Estimate`.
 
+Cohen's kappa, raw agreement and confusion matrices of paired labels; rank correlations and
+mean signed bias of scores; MT-Bench's pairwise agreement. Krippendorff's alpha is
+`calibration.alpha`; the `Estimate` type is `calibration.estimate`.
+
 Intervals are percentile intervals over `resamples` cluster-bootstrap resamples of units
 (rows, or `clusters` when several observations belong to one unit), drawn from
 `numpy.random.default_rng(seed)`. Every statistic that is a function of per-unit sums
@@ -13,57 +17,18 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Literal
 
-import krippendorff
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from scipy import stats
 
-from calibration.bootstrap_alpha import (
-    LEVELS,
-    AlphaUnits,
-    Level,
-    bootstrap_alpha,
-    domain_for_level,
-    resample_index_chunks,
-    resampled_sums,
-    units_from_value_counts,
-)
+from calibration.bootstrap_alpha import resample_index_chunks, resampled_sums
+from calibration.estimate import Agreement, Estimate, check_resampling, from_resamples, undefined
 from calibration.labels import JoinedLabels, join_labels, natural_key
 
 Missing = Literal["error", "as_label"]
 Weights = Literal["linear", "quadratic"] | None
 _MISSING = "<missing>"
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A statistic with its bootstrap interval; `value` is None when the statistic is
-    undefined on these data, and `reason` says why."""
-
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    """Units: the clusters the bootstrap resamples (items, keys), not observations."""
-    method: str
-    seed: int | None
-    resamples: int = 0
-    confidence: float = 0.95
-    reason: str | None = None
-    undefined_resamples: int = 0
-    """Resamples on which the statistic was undefined (left out of the interval)."""
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class Agreement(Estimate):
-    """A share of agreeing comparisons, with the counts it is made of."""
-
-    agree: int = 0
-    comparisons: int = 0
 
 
 @dataclass(frozen=True)
@@ -76,184 +41,6 @@ class ConfusionMatrix:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-# --- interval plumbing ---------------------------------------------------------------------
-
-
-def undefined(
-    n: int, method: str, seed: int | None, confidence: float, reason: str, cls: type = Estimate
-) -> Estimate:
-    """A statistic that these data do not define, with the reason."""
-    return cls(None, None, None, n, method, seed, 0, confidence, reason)
-
-
-def from_resamples(
-    point: float,
-    boot: np.ndarray,
-    n: int,
-    method: str,
-    seed: int | None,
-    confidence: float,
-    cls: type = Estimate,
-    **counts: int,
-) -> Estimate:
-    """Point value with the percentile interval of its resample values (undefined resamples,
-    NaN, are left out and counted)."""
-    ok = boot[np.isfinite(boot)]
-    lo = hi = None
-    if ok.size:
-        q = (1.0 - confidence) / 2.0
-        lo, hi = (float(v) for v in np.quantile(ok, [q, 1.0 - q]))
-    reason = None if ok.size else "every resample undefined"
-    return cls(
-        float(point),
-        lo,
-        hi,
-        n,
-        method,
-        seed,
-        int(boot.size),
-        confidence,
-        reason,
-        int(boot.size - ok.size),
-        **counts,
-    )
-
-
-def _check_common(resamples: int, confidence: float) -> None:
-    if resamples < 1:
-        raise ValueError(f"resamples must be >= 1, got {resamples}")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-
-
-# --- Krippendorff's alpha ------------------------------------------------------------------
-
-
-def krippendorff_alpha(
-    reliability_data: object,
-    level: Level = "nominal",
-    *,
-    value_domain: Sequence | None = None,
-    resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> Estimate:
-    """Krippendorff's alpha of raters x units data (NaN / None = missing), point value from
-    the `krippendorff` package, interval from a bootstrap over units.
-
-    Strings are allowed for the nominal level, and for the ordinal level with an ordered
-    `value_domain`. Data with no pairable unit, or whose pairable values are all equal, give
-    `value=None` and a reason instead of an exception.
-    """
-    _check_common(resamples, confidence)
-    if level not in LEVELS:
-        raise ValueError(f"level must be one of {', '.join(LEVELS)}, got {level!r}")
-    arr = np.asarray(reliability_data, dtype=object)
-    if arr.ndim != 2:
-        raise ValueError(f"reliability data must be raters x units (2-D), got shape {arr.shape}")
-    missing = pd.isna(arr)
-    present = arr[~missing]
-    domain = _domain(present, level, value_domain)
-    codes = np.full(arr.shape, -1, dtype=np.int64)
-    codes[~missing] = _encode(present, domain)
-    n_units, k = arr.shape[1], len(domain)
-    unit = np.broadcast_to(np.arange(n_units), arr.shape)[~missing]
-    counts = np.zeros((n_units, k), dtype=np.int64)
-    np.add.at(counts, (unit, codes[~missing]), 1)
-    return alpha_from_counts(
-        counts, domain, level, resamples=resamples, seed=seed, confidence=confidence
-    )
-
-
-def _domain(present: np.ndarray, level: Level, value_domain: Sequence | None) -> np.ndarray:
-    if value_domain is not None:
-        domain = np.asarray(value_domain, dtype=object)
-        unknown = set(present.tolist()) - set(domain.tolist())
-        if unknown:
-            raise ValueError(f"values outside value_domain: {sorted(map(str, unknown))[:5]}")
-        return domain
-    numeric = all(isinstance(v, int | float | np.number) for v in present.tolist())
-    if not numeric and level != "nominal":
-        raise ValueError(f"{level} alpha of non-numeric labels needs an ordered value_domain")
-    return np.unique(present.astype(float) if numeric else present.astype(str))
-
-
-def _encode(values: np.ndarray, domain: np.ndarray) -> np.ndarray:
-    index = {v: i for i, v in enumerate(domain.tolist())}
-    try:
-        return np.array([index[v] for v in values.tolist()], dtype=np.int64)
-    except KeyError:
-        as_str = {str(v): i for i, v in enumerate(domain.tolist())}
-        return np.array([as_str[str(v)] for v in values.tolist()], dtype=np.int64)
-
-
-def alpha_from_counts(
-    counts: np.ndarray,
-    domain: np.ndarray,
-    level: Level,
-    *,
-    resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> Estimate:
-    """Alpha from per-unit value counts (`counts[u, c]` coders gave unit u value domain[c])."""
-    counts = np.asarray(counts)
-    numeric_domain = domain_for_level(domain, level)
-    units = units_from_value_counts(counts, numeric_domain, level)
-    est, _ = alpha_with_resamples(
-        units,
-        package_alpha(counts, numeric_domain, level),
-        method=f"krippendorff alpha ({level}); percentile cluster bootstrap over units",
-        seed=seed,
-        resamples=resamples,
-        confidence=confidence,
-    )
-    return est
-
-
-def package_alpha(counts: np.ndarray, domain: np.ndarray, level: Level) -> float | None:
-    """The package's value, or None where it would raise or divide by zero (we say why)."""
-    pairable = counts[counts.sum(axis=1) >= 2]
-    if len(pairable) == 0 or np.count_nonzero(pairable.sum(axis=0)) < 2:
-        return None
-    return float(
-        krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level)
-    )
-
-
-def alpha_with_resamples(
-    units: AlphaUnits,
-    point: float | None,
-    *,
-    method: str,
-    seed: int,
-    resamples: int,
-    confidence: float,
-    sums: np.ndarray | None = None,
-) -> tuple[Estimate, np.ndarray | None]:
-    """Alpha of prepared units and its resample values (kept for paired differences).
-
-    `point`: the package's value when available; None falls back to the coincidence matrix
-    (identical where both exist: tests check it). `sums`: resampled column sums drawn by
-    the caller (shared with other statistics); drawn here from `seed` when None."""
-    n = units.pairable_units
-    if n == 0:
-        reason = "no unit has values from two or more raters: alpha needs pairable values"
-        return undefined(n, method, seed, confidence, reason), None
-    value = units.alpha(units.totals())[0] if point is None else point
-    if not np.isfinite(value):
-        reason = (
-            "every pairable value is the same: expected disagreement is zero, so alpha is "
-            "undefined (perfect agreement on a constant cannot be told from chance)"
-        )
-        return undefined(n, method, seed, confidence, reason), None
-    if sums is None:
-        boot = bootstrap_alpha(units, resamples, np.random.default_rng(seed))
-    else:
-        boot = units.alpha(sums)
-    return from_resamples(float(value), boot, n, method, seed, confidence), boot
 
 
 # --- paired labels: kappa, raw agreement, confusion ----------------------------------------
@@ -339,7 +126,7 @@ def cohen_kappa(
 ) -> Estimate:
     """Cohen's kappa between two label sequences; `weights` linear or quadratic over the
     positions of `labels` (default: sorted distinct values), as in the weighted kappa."""
-    _check_common(resamples, confidence)
+    check_resampling(resamples, confidence)
     x, y, cats = _paired(a, b, missing, labels)
     if weights is not None and _MISSING in cats:
         raise ValueError("weighted kappa needs ordered labels; missing verdicts have no position")
@@ -424,7 +211,7 @@ def raw_agreement(
     """Share of positions where a and b carry the same label. With `missing='as_label'` a
     missing verdict is a label of its own: wrong against a gold label, equal to another
     missing one (LLMBar's convention for positional agreement)."""
-    _check_common(resamples, confidence)
+    check_resampling(resamples, confidence)
     x, y, _ = _paired(a, b, missing, None)
     unit, n = _cluster_index(clusters, len(x))
     agree = np.bincount(unit, weights=(x == y).astype(float), minlength=n)
@@ -482,7 +269,7 @@ def spearman(
     x: object, y: object, *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> Estimate:
     """Spearman's rho (midranks for ties), point value from scipy, bootstrap over units."""
-    _check_common(resamples, confidence)
+    check_resampling(resamples, confidence)
     xa, ya = _numeric_pair(x, y)
     method = "spearman rho (midranks); percentile bootstrap over units"
     reason = _correlation_undefined(xa, ya)
@@ -503,7 +290,7 @@ def kendall_tau_b(
     x: object, y: object, *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> Estimate:
     """Kendall's tau-b (tie-corrected), point value from scipy, bootstrap over units."""
-    _check_common(resamples, confidence)
+    check_resampling(resamples, confidence)
     xa, ya = _numeric_pair(x, y)
     method = "kendall tau-b; percentile bootstrap over units"
     reason = _correlation_undefined(xa, ya)
@@ -528,7 +315,7 @@ def mean_signed_bias(
     confidence: float = 0.95,
 ) -> Estimate:
     """Mean of judge - human over comparisons (positive: the judge scores higher)."""
-    _check_common(resamples, confidence)
+    check_resampling(resamples, confidence)
     j, h = _numeric_pair(judge, human)
     unit, n = _cluster_index(clusters, len(j))
     method = "mean signed bias (judge - human); percentile cluster bootstrap over units"
@@ -614,7 +401,7 @@ def pairwise_agreement(
     """MT-Bench Table 2 agreement between a judge table and a human label table (formats in
     `calibration.labels`), overall and per value of the key-level column `by` (e.g. `turn`).
     Intervals: cluster bootstrap over keys (all labels of a key move together)."""
-    _check_common(resamples, confidence)
+    check_resampling(resamples, confidence)
     joined = join_labels(judge, human, kind="pairwise", strata=(by,) if by else ())
 
     def one(mask: np.ndarray, stratum: dict[str, str]) -> PairwiseAgreement:

@@ -23,20 +23,15 @@ import pandas as pd
 from pydantic import BaseModel
 
 from calibration.agreement import (
-    Agreement,
     ConfusionMatrix,
-    Estimate,
-    alpha_with_resamples,
-    from_resamples,
     kappa_from_confusion,
     kendall_tau_b,
-    package_alpha,
     pairwise_columns,
     ratio_block,
     ratio_estimates,
     spearman,
-    undefined,
 )
+from calibration.alpha import alpha_with_resamples, package_alpha
 from calibration.bootstrap_alpha import (
     Level,
     domain_for_level,
@@ -45,7 +40,7 @@ from calibration.bootstrap_alpha import (
     units_from_value_counts,
 )
 from calibration.correction import CorrectedEstimate, ppi_mean
-from calibration.gate import GateThresholds, GateVerdict, evaluate_gate
+from calibration.estimate import Agreement, Estimate, from_resamples, undefined
 from calibration.labels import (
     OUTCOME_SCORE,
     JoinedLabels,
@@ -56,6 +51,7 @@ from calibration.labels import (
     natural_key,
     normalise,
 )
+from calibration.trust_gate import GateThresholds, GateVerdict, evaluate_gate
 
 # Package alpha builds an (rows, K, K) array; beyond this many cells use the coincidences.
 _PACKAGE_CELLS = 20_000_000

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from calibration.agreement import Estimate
+from calibration.estimate import Estimate
 from calibration.labels import OUTCOME_SCORE
 
 

@@ -13,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from calibration.compare import Method, _jsonable, bootstrap_mean
+from calibration.bootstrap import bootstrap_mean
+from calibration.jsonable import jsonable
+from calibration.resampling import Method
 
 
 def _as_counts(x: Any, what: str) -> np.ndarray:
@@ -73,7 +75,7 @@ class PassAtKResult:
     per_task: np.ndarray = field(repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(self)
+        return jsonable(self)
 
 
 def pass_at_k_interval(

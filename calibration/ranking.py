@@ -19,7 +19,7 @@ from scipy import sparse
 from scipy.special import expit, log_expit
 from scipy.stats import rankdata
 
-from calibration.compare import _jsonable
+from calibration.jsonable import jsonable
 
 # Virtual ties per compared pair for bootstrap replicates without a finite MLE (some system
 # never lost or never won in that resample): small enough to put them in the far tails.
@@ -217,7 +217,7 @@ class BradleyTerryResult:
         return float(1 / (1 + math.exp(-(self.strength[i] - self.strength[j]))))
 
     def to_dict(self) -> dict[str, Any]:
-        return {**_jsonable(self), "table": _jsonable(self.table().to_dict(orient="records"))}
+        return {**jsonable(self), "table": jsonable(self.table().to_dict(orient="records"))}
 
 
 def _win_matrix_rows(p: _Pairwise) -> sparse.csr_matrix:
@@ -385,8 +385,8 @@ class TransferResult:
         return df.sort_values("public_rank", ignore_index=True)
 
     def to_dict(self) -> dict[str, Any]:
-        out = _jsonable(self)
-        out["moved"] = [{**_jsonable(m), "places": m.places} for m in self.moved]
+        out = jsonable(self)
+        out["moved"] = [{**jsonable(m), "places": m.places} for m in self.moved]
         return out
 
 

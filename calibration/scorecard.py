@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from calibration.compare import _jsonable
+from calibration.jsonable import jsonable
 
 _BLOCK = 1 << 22  # resamples x items per count matrix
 
@@ -111,7 +111,7 @@ class Scorecard:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(self)
+        return jsonable(self)
 
 
 _COLUMNS = ("item_id", "system", "scenario", "metric", "value")

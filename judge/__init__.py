@@ -20,7 +20,7 @@ _LAZY = {
     "load_items": "judge.data",
     "load_responses": "judge.data",
     "iter_responses": "judge.data",
-    "Scrubber": "judge.blinding",
+    "Scrubber": "judge.scrubber",
     "blind_responses": "judge.blinding",
     "make_pairs": "judge.blinding",
     "new_secret": "judge.blinding",
@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
+    from judge.blinding import blind_responses, make_pairs, new_secret
     from judge.config import JudgeSpec, RunConfig, load_config
     from judge.data import iter_responses, load_items, load_responses
     from judge.families import eligible_judges, family_of
@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
     from judge.run import finish_run, prepare_run, run_pipeline
     from judge.rundir import RunDir
+    from judge.scrubber import Scrubber
     from judge.store import RunStore
 
 

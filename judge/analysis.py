@@ -14,7 +14,7 @@ from judge.labels import label_kind
 
 if TYPE_CHECKING:
     from calibration.calibrate import CalibrationReport
-    from calibration.comparison import ComparisonReport
+    from calibration.compare import ComparisonReport
 
 
 def calibrate_tables(
@@ -58,8 +58,9 @@ def compare_source(
     """`judge compare SOURCE`: a finished run dir (one judge's rows, items' strata joined) or
     a table, compared with the paired bootstrap. Input problems raise `ConfigError` or
     `DataError` with the fix in the message (the CLI and the service both show them)."""
-    from calibration.ci_gates import GateError, GateSyntaxError
-    from calibration.comparison import ComparisonInputError, compare_table
+    from calibration.compare import compare_table
+    from calibration.compare_input import ComparisonInputError
+    from calibration.gates import GateError, GateSyntaxError
     from judge.labels import load_comparison_table
 
     table, item_columns = load_comparison_table(source, judge_name)

@@ -57,9 +57,10 @@ def blind(
     Writes OUT/blinded.jsonl and OUT/pairs.jsonl (judge-visible), OUT/blinding_key.json
     (owner-only; the only file that names systems) and OUT/scrub_report.json.
     """
-    from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
+    from judge.blinding import blind_responses, make_pairs, new_secret
     from judge.data import load_items, load_responses
     from judge.rundir import RunDir
+    from judge.scrubber import Scrubber
 
     mode, baseline = _parse_pairs(pairs)
     item_table = load_items(items)

@@ -125,7 +125,7 @@ class AggregateConfig(_Strict):
 
 
 class GateConfig(_Strict):
-    """The trust gate's thresholds (see `calibration.gate.GateThresholds`, which checks them;
+    """The trust gate's thresholds (see `calibration.trust_gate.GateThresholds`, which checks them;
     mirrored here so reading a config does not import the statistics)."""
 
     alpha_use: float = 0.667

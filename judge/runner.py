@@ -468,7 +468,7 @@ def run_shard(
     max_cost_usd: float | None,
 ) -> RunStats:
     """A worker process's whole job: its shard of the run's pending requests. Lives here, not in
-    `judge.pipeline`, so a spawned worker imports only the runner (not pandas and the data
+    `judge.run`, so a spawned worker imports only the runner (not pandas and the data
     loaders): start-up is part of every run's wall time and CPU."""
 
     async def main() -> RunStats:

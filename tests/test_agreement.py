@@ -12,16 +12,15 @@ import pytest
 from scipy import stats
 
 from calibration.agreement import (
-    alpha_from_counts,
     cohen_kappa,
     confusion_matrix,
     kendall_tau_b,
-    krippendorff_alpha,
     mean_signed_bias,
     pairwise_agreement,
     raw_agreement,
     spearman,
 )
+from calibration.alpha import alpha_from_counts, krippendorff_alpha
 from calibration.bootstrap_alpha import (
     LEVELS,
     alpha_from_weights,

@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.compare import holm, paired_bootstrap, win_rate
-from calibration.comparison import compare_table
+from calibration.bootstrap import paired_bootstrap, win_rate
+from calibration.compare import compare_table
+from calibration.pairs import holm
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "alpaca_eval"
 BASELINE = "gpt4_1106_preview"

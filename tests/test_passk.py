@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from calibration.compare import bootstrap_mean, paired_bootstrap
+from calibration.bootstrap import bootstrap_mean, paired_bootstrap
 from calibration.passk import pass_at_k, pass_at_k_interval
 
 

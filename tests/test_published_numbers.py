@@ -13,12 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calibration.agreement import (
-    cohen_kappa,
-    krippendorff_alpha,
-    pairwise_agreement,
-    raw_agreement,
-)
+from calibration.agreement import cohen_kappa, pairwise_agreement, raw_agreement
+from calibration.alpha import krippendorff_alpha
 from calibration.calibrate import calibrate
 from calibration.labels import load_mt_bench
 from tests.helpers import MT_BENCH, REPO

@@ -50,8 +50,8 @@ def analyse_run(
 ) -> RunSummary:
     """`summary` with its analysis. `human`: labels to calibrate against instead of the
     config's `calibration.human` (the service's uploaded labels)."""
-    from calibration.ci_gates import GateError, GateSyntaxError
-    from calibration.comparison import ComparisonInputError
+    from calibration.compare_input import ComparisonInputError
+    from calibration.gates import GateError, GateSyntaxError
     from calibration.labels import LabelError
 
     human_path = human or config.calibration.human
@@ -119,7 +119,7 @@ def _stratum(wanted: list[str], available: list[str]) -> str | None:
 
 
 def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bool) -> dict:
-    from calibration.comparison import compare_table
+    from calibration.compare import compare_table
 
     if pairwise:
         table = rows[rows["score_a"].notna()]
@@ -151,7 +151,7 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
 
 def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[WinRate]:
     """Each system's win rate against all the others (ties half), resampling items."""
-    from calibration.compare import bootstrap_mean
+    from calibration.bootstrap import bootstrap_mean
 
     scored = rows[rows["score_a"].notna()]
     out = []
@@ -232,7 +232,7 @@ def _calibration(
 ) -> Calibration | None:
     """The judge against the humans, per configured stratum and split by same-family."""
     from calibration.calibrate import calibrate
-    from calibration.gate import GateThresholds
+    from calibration.trust_gate import GateThresholds
 
     if human is None:
         return None

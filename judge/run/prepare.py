@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.blinding import Scrubber, blind_responses, make_pairs, new_secret
+from judge.blinding import blind_responses, make_pairs, new_secret
 from judge.config import JudgeSpec, RunConfig
 from judge.data import load_items, load_responses
 from judge.errors import ConfigError, DataError
@@ -26,6 +26,7 @@ from judge.hashing import content_hash
 from judge.provenance import environment
 from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
 from judge.rundir import RunDir
+from judge.scrubber import Scrubber
 from judge.types import (
     BlindedPair,
     BlindedResponse,

@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from calibration.agreement import Estimate, cohen_kappa
+from calibration.agreement import cohen_kappa
 from calibration.calibrate import calibrate, shuffled_judge
-from calibration.gate import GateThresholds, evaluate_gate
+from calibration.estimate import Estimate
 from calibration.labels import join_labels, load_mt_bench, normalise
+from calibration.trust_gate import GateThresholds, evaluate_gate
 from tests.helpers import MT_BENCH
 
 

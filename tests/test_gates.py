@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from calibration.ci_gates import (
+from calibration.gates import (
     And,
     Compare,
     GateError,

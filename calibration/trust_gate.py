@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from calibration.agreement import Estimate
+from calibration.estimate import Estimate
 
 Verdict = Literal["trusted", "provisional", "untrusted"]
 _RANK: dict[Verdict, int] = {"untrusted": 0, "provisional": 1, "trusted": 2}

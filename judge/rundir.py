@@ -304,7 +304,9 @@ def _command() -> str:
     paths a user would rather not spread; the program and subcommand say enough)."""
     argv = sys.argv
     name = Path(argv[0]).name if argv else "python"
-    if name == "-m" or name.endswith(".py") or name.startswith("python"):
+    if name == "cli.py" and Path(argv[0]).parent.name == "judge":
+        name = "judge"  # python -m judge.cli
+    elif name == "-m" or name.endswith(".py") or name.startswith("python"):
         name = "python"
     sub = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else ""
     return f"{name} {sub}".strip()

@@ -19,6 +19,7 @@ from judge.errors import ConfigError
 from judge.families import check_pairs_judgeable, is_same_family
 from judge.files import write_json, write_jsonl
 from judge.hashing import content_hash
+from judge.limits import check_requests
 from judge.provenance import environment
 from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
 from judge.store import RunStore
@@ -61,7 +62,10 @@ def prepare_run(
     run_dir: str | Path,
     *,
     log: Callable[[str], None] = lambda _msg: None,
+    max_requests: int | None = None,
 ) -> PrepareSummary:
+    """`max_requests`: refuse (`LimitError`) a run that would make more judge requests,
+    counted before pairing or rendering anything, and before the store is opened."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     config_hash = content_hash(config.model_dump(mode="json"))
@@ -105,6 +109,8 @@ def prepare_run(
     blinded, key, scrub = blind_responses(
         responses, secret=secret, seed=config.blinding.seed, scrubber=scrubber
     )
+    if max_requests is not None:
+        check_requests(config, rubric.kind, blinded, key, max_requests)
     pairs: list[BlindedPair] = []
     skipped: list[tuple[str, str, str]] = []
     if rubric.kind == "pairwise":

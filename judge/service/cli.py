@@ -41,6 +41,15 @@ def serve(
     max_running: Annotated[
         int, typer.Option("--max-running", min=1, help="Runs executing at once.")
     ] = _DEFAULTS.max_running,
+    max_running_per_token: Annotated[
+        int | None,
+        typer.Option(
+            "--max-running-per-token",
+            min=1,
+            help="Runs of one token executing at once; its others wait while other tokens' "
+            "runs start (default: --max-running minus 1, at least 1).",
+        ),
+    ] = None,
     max_upload_mb: Annotated[
         float, typer.Option("--max-upload-mb", min=0.001, help="Largest request body (MB).")
     ] = _DEFAULTS.max_upload_mb,
@@ -155,6 +164,7 @@ def serve(
         data_dir=data_dir.resolve(),
         db_url=db,
         max_running=max_running,
+        max_running_per_token=max_running_per_token,
         max_upload_mb=max_upload_mb,
         max_expanded_mb=max_expanded_mb,
         max_line_kb=max_line_kb,
@@ -173,7 +183,8 @@ def serve(
     app = create_app(settings)
     typer.echo(
         f"judge service: data {settings.data_dir}, database "
-        f"{describe_url(settings.database_url)}, at most {max_running} run(s) at once",
+        f"{describe_url(settings.database_url)}, at most {max_running} run(s) at once "
+        f"({settings.running_per_token} per token)",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -5,7 +5,8 @@ make the server do, each refused with a problem document naming the limit: the s
 is uploaded (`max_upload_mb`, `max_expanded_mb`, `max_line_kb`), the judge requests a run may
 make (`max_requests`), what rendering a rubric may cost (`max_template_output_kb`,
 `max_render_s`, `max_render_total_s`), bootstrap resamples (`max_resamples`), and how long
-a judge may wait and retry (`max_wait_s`, `max_attempts`).
+a judge may wait and retry (`max_wait_s`, `max_attempts`). And one token holds at most
+`max_running_per_token` worker slots: its other runs wait.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ class ServiceSettings:
     None: `sqlite:///<data_dir>/service.sqlite`."""
     max_running: int = 2
     """Runs executing at once; more wait in `queued`."""
+    max_running_per_token: int | None = None
+    """Runs of one token executing at once; its others stay queued, and queued runs of other
+    tokens start before them, so one token cannot hold every worker slot while another's run
+    waits. None: `max_running - 1` (at least 1)."""
     max_upload_mb: float = 100.0
     """Largest request body accepted (all uploaded files together)."""
     max_expanded_mb: float | None = None
@@ -102,6 +107,12 @@ class ServiceSettings:
     @property
     def max_line_bytes(self) -> int:
         return int(self.max_line_kb * 1024)
+
+    @property
+    def running_per_token(self) -> int:
+        if self.max_running_per_token is not None:
+            return self.max_running_per_token
+        return max(1, self.max_running - 1)
 
     @property
     def render_limits(self) -> RenderLimits:

@@ -30,7 +30,8 @@ LIMITS = {
     "max_wait_s": 150,
     "max_attempts": 8,
 }
-"""And its bounds on the work one request may cause (`judge serve --max-...`)."""
+"""And its bounds on the work one request may cause (`judge serve --max-...`); two slots, one
+per token."""
 OPEN_PATHS = {"/healthz", "/openapi.json"}
 """Reachable without a token: liveness, and the published API schema."""
 

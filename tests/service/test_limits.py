@@ -1,6 +1,6 @@
 """Bounded work per request, on the shared live service (SQLite and PostgreSQL): each limit of
 `judge serve --max-...` refuses what exceeds it with a problem naming the limit, before
-anything of the run is stored."""
+anything of the run is stored; and one token cannot hold every worker slot."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.service.conftest import make_token, wait_for
 from tests.service.secured import LIMITS, Env, config_for, files_for
 
 
@@ -189,3 +190,47 @@ def test_on_demand_resamples_are_capped(env: Env, endpoint: str) -> None:
     )
     within = client.get(f"/v1/runs/{env.alice_run}/{endpoint}", params={"resamples": 200})
     assert within.status_code == 200, within.text
+
+
+def _slow(env: Env, token: str, latency_s: float) -> str:
+    """A run judged by its own simulator, `latency_s` a request, one at a time."""
+    judge = {**config_for(env.sim_url)["judges"][0], "base_url": "simulator", "max_connections": 1}
+    config = config_for(
+        "simulator",
+        judges=[judge],
+        simulator={"seed": 1, "latency": {"kind": "fixed", "median_s": latency_s}},
+    )
+    created = env.client(token).post("/v1/runs", files=files_for(env.data, config))
+    assert created.status_code == 201, created.text
+    return str(created.json()["id"])
+
+
+def test_one_token_cannot_hold_every_worker_slot(env: Env) -> None:
+    """Two slots, at most one per token (the default: --max-running minus 1). Carol's two slow
+    runs (20 requests of 5 s each) come first; Dave's run, submitted after them, starts at
+    once in the second slot, and when it is gone the free slot still does not go to Carol's
+    second run while her first holds one."""
+    carol, dave = make_token(env.server.db, "carol"), make_token(env.server.db, "dave")
+    admin = env.client(env.admin)
+    deadline = time.monotonic() + 30
+    while admin.get("/readyz").json()["running"]:  # other tests' workers, still stopping
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    first, second = _slow(env, carol, 5.0), _slow(env, carol, 5.0)
+    try:
+        wait_for(env.client(carol), first, {"running"}, timeout=30)
+        fast = _slow(env, dave, 5.0)
+        started = wait_for(env.client(dave), fast, {"running"}, timeout=30)
+        waiting = env.client(carol).get(f"/v1/runs/{second}").json()
+        assert waiting["status"] == "queued" and waiting["started_at"] is None, waiting
+        assert started["created_at"] > waiting["created_at"]  # later, yet first
+        env.client(dave).post(f"/v1/runs/{fast}/cancel")
+        while admin.get("/readyz").json()["running"] > 1:  # Dave's worker has stopped
+            assert time.monotonic() < deadline + 30
+            time.sleep(0.1)
+        time.sleep(0.6)  # three scheduler rounds with a free slot
+        assert env.client(carol).get(f"/v1/runs/{second}").json()["status"] == "queued"
+        assert env.client(carol).get(f"/v1/runs/{first}").json()["status"] == "running"
+    finally:
+        for run_id in (second, first):
+            env.client(carol).post(f"/v1/runs/{run_id}/cancel")

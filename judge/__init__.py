@@ -9,7 +9,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from judge.errors import ConfigError, DataError, JudgeError, ParseError, ProviderError, StoreError
+from judge.errors import (
+    ConfigError,
+    DataError,
+    JudgeError,
+    LimitError,
+    ParseError,
+    ProviderError,
+    StoreError,
+)
 
 __version__ = "0.1.0"
 
@@ -33,6 +41,8 @@ _LAZY = {
     "family_of": "judge.families",
     "eligible_judges": "judge.families",
     "prepare_run": "judge.prepare",
+    "RenderLimits": "judge.limits",
+    "render_limits": "judge.templates",
 }
 
 __all__ = [
@@ -40,8 +50,10 @@ __all__ = [
     "DataError",
     "JudgeError",
     "JudgeSpec",
+    "LimitError",
     "ParseError",
     "ProviderError",
+    "RenderLimits",
     "Rubric",
     "RunConfig",
     "RunStore",
@@ -61,6 +73,7 @@ __all__ = [
     "parse_reply",
     "prepare_run",
     "render_absolute",
+    "render_limits",
     "render_pairwise",
 ]
 
@@ -69,10 +82,12 @@ if TYPE_CHECKING:
     from judge.config import JudgeSpec, RunConfig, load_config
     from judge.data import iter_responses, load_items, load_responses
     from judge.families import eligible_judges, family_of
+    from judge.limits import RenderLimits
     from judge.parsing import parse_reply
     from judge.prepare import prepare_run
     from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
     from judge.store import RunStore
+    from judge.templates import render_limits
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,15 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from judge.errors import ConfigError, DataError, JudgeError, ParseError, ProviderError, StoreError
+from judge.errors import (
+    ConfigError,
+    DataError,
+    JudgeError,
+    LimitError,
+    ParseError,
+    ProviderError,
+    StoreError,
+)
 
 __version__ = "0.1.0"
 
@@ -36,6 +44,8 @@ _LAZY = {
     "run_pipeline": "judge.run",
     "finish_run": "judge.run",
     "RunDir": "judge.rundir",
+    "RenderLimits": "judge.limits",
+    "render_limits": "judge.templates",
 }
 
 __all__ = [
@@ -43,8 +53,10 @@ __all__ = [
     "DataError",
     "JudgeError",
     "JudgeSpec",
+    "LimitError",
     "ParseError",
     "ProviderError",
+    "RenderLimits",
     "Rubric",
     "RunConfig",
     "RunDir",
@@ -66,6 +78,7 @@ __all__ = [
     "parse_reply",
     "prepare_run",
     "render_absolute",
+    "render_limits",
     "render_pairwise",
     "run_pipeline",
 ]
@@ -75,12 +88,14 @@ if TYPE_CHECKING:
     from judge.config import JudgeSpec, RunConfig, load_config
     from judge.data import iter_responses, load_items, load_responses
     from judge.families import eligible_judges, family_of
+    from judge.limits import RenderLimits
     from judge.parsing import parse_reply
     from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
     from judge.run import finish_run, prepare_run, run_pipeline
     from judge.rundir import RunDir
     from judge.scrubber import Scrubber
     from judge.store import RunStore
+    from judge.templates import render_limits
 
 
 def __getattr__(name: str) -> Any:

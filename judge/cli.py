@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from judge.errors import ConfigError, JudgeError
+from judge.limits import MAX_RESAMPLES
 
 app = typer.Typer(
     name="judge",
@@ -191,7 +192,7 @@ def calibrate(
         str | None, typer.Option(help="pairwise or absolute (default: from the columns).")
     ] = None,
     by: Annotated[list[str] | None, typer.Option(help="Stratum column (repeatable).")] = None,
-    resamples: Annotated[int, typer.Option(min=1)] = 1000,
+    resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES)] = 1000,
     seed: Annotated[int, typer.Option()] = 0,
     shuffle_judge: Annotated[
         int | None,
@@ -243,7 +244,7 @@ def compare(
     judge_name: Annotated[
         str | None, typer.Option(help="Which judge of a run dir (default: panel, or the only one).")
     ] = None,
-    resamples: Annotated[int, typer.Option(min=100)] = 10_000,
+    resamples: Annotated[int, typer.Option(min=100, max=MAX_RESAMPLES)] = 10_000,
     seed: Annotated[int, typer.Option()] = 0,
     gate: Annotated[
         list[str] | None,

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from judge.errors import ConfigError
+from judge.limits import MAX_RESAMPLES
 from judge.simulator.config import SimulatorConfig
 from judge.yamlfile import read_yaml_mapping
 
@@ -143,13 +144,15 @@ class CalibrationConfig(_Strict):
     published: Path | None = None
     """The same judge's verdicts as published elsewhere (a judge-label table): the report
     checks that this run reproduces them and gives their agreement on every labelled key."""
-    resamples: int = Field(default=1000, ge=100)
+    resamples: int = Field(default=1000, ge=100, le=MAX_RESAMPLES)
+    """Bootstrap resamples of the agreement intervals (at most 1,000,000)."""
     seed: int = 0
     gate: GateConfig = Field(default_factory=GateConfig)
 
 
 class CompareConfig(_Strict):
-    resamples: int = Field(default=10_000, ge=100)
+    resamples: int = Field(default=10_000, ge=100, le=MAX_RESAMPLES)
+    """Paired-bootstrap resamples of the comparison (at most 1,000,000)."""
     seed: int = 1
     strata: list[str] = Field(default_factory=list)
     gates: list[str] = Field(default_factory=list)

@@ -11,6 +11,20 @@ class ConfigError(JudgeError):
     """A run config, rubric or judge spec is invalid."""
 
 
+class LimitError(ConfigError):
+    """A run asks for more work than a limit allows (judge requests per run, a rubric
+    template's output or render time). `limit` names the limit, `maximum` is its value and
+    `actual` what was asked, when known."""
+
+    def __init__(
+        self, message: str, *, limit: str, maximum: float, actual: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.maximum = maximum
+        self.actual = actual
+
+
 class DataError(JudgeError):
     """An input table is invalid. The message names the file, the line or row, and the field."""
 

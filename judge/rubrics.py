@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
 import jinja2
-from jinja2 import StrictUndefined, meta
-from jinja2.sandbox import SandboxedEnvironment
+from jinja2 import meta
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -30,7 +28,8 @@ from pydantic import (
     model_validator,
 )
 
-from judge.errors import ConfigError
+from judge import templates
+from judge.errors import ConfigError, LimitError
 from judge.hashing import content_hash
 from judge.types import BlindedResponse, ChatMessage, Item, Label
 from judge.yamlfile import read_yaml_mapping
@@ -69,12 +68,6 @@ _REQUIRED = {"pairwise": ("prompt", "slot_a", "slot_b"), "absolute": ("prompt", 
 BUILTIN_DIR = Path(__file__).resolve().parent.parent / "rubrics"
 """Where bare rubric ids (`pairwise_general`) are looked up."""
 
-_ENV = SandboxedEnvironment(
-    undefined=StrictUndefined,
-    autoescape=False,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
 _ROLE_NAMES = {"system": "System", "user": "User", "assistant": "Assistant"}
 
 
@@ -267,14 +260,13 @@ class Rubric(_Strict):
         # delimiter pair: this follows {% if %} blocks exactly as real rendering does.
         sentinels = {name: f"\x00{name}\x00" for name in variables if name in _UNTRUSTED}
         values = {**sentinels, **self._trusted_values()}
-        try:
-            _template(self.system).render(**values)
-        except jinja2.TemplateError as exc:
-            raise ValueError(f"system: template fails to render: {exc}") from None
-        try:
-            text = _template(self.user).render(**values)
-        except jinja2.TemplateError as exc:
-            raise ValueError(f"user: template fails to render: {exc}") from None
+        for key in ("system", "user"):
+            try:
+                text = templates.render({key: getattr(self, key)}, values)[key]
+            except jinja2.TemplateError as exc:
+                raise ValueError(f"{key}: template fails to render: {exc}") from None
+            except LimitError as exc:  # not a ValueError: pydantic lets it through as it is
+                raise _in_rubric(self.id, exc) from None
         open_tags: list[tuple[str, str]] = []  # (normalised name, as written)
         pattern = re.compile(r"\x00(\w+)\x00|" + _TAG_PATTERN)
         for match in pattern.finditer(text):
@@ -317,11 +309,15 @@ class Rubric(_Strict):
         values = {name: self._neutralise(text) for name, text in values.items()}
         values.update(self._trusted_values())
         try:
-            system = _template(self.system).render(**values).strip()
-            user = _template(self.user).render(**values).strip()
+            out = templates.render({"system": self.system, "user": self.user}, values)
         except jinja2.TemplateError as exc:
             raise ConfigError(f"rubric '{self.id}': template failed to render: {exc}") from None
-        return (ChatMessage(role="system", content=system), ChatMessage(role="user", content=user))
+        except LimitError as exc:
+            raise _in_rubric(self.id, exc) from None
+        return (
+            ChatMessage(role="system", content=out["system"].strip()),
+            ChatMessage(role="user", content=out["user"].strip()),
+        )
 
     def _neutralise(self, text: str) -> str:
         if self._neutraliser is None:
@@ -424,17 +420,16 @@ def _format_errors(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-@lru_cache(maxsize=256)
-def _template(source: str) -> jinja2.Template:
-    # Compiled templates live here, not on the rubric: they hold code objects that cannot be
-    # pickled, and rubrics travel to worker processes.
-    return _ENV.from_string(source)
+def _in_rubric(rubric_id: str, exc: LimitError) -> LimitError:
+    return LimitError(
+        f"rubric '{rubric_id}': {exc}", limit=exc.limit, maximum=exc.maximum, actual=exc.actual
+    )
 
 
 def _compile(source: str, key: str, variables: Sequence[str]) -> jinja2.Template:
     try:
         unknown = sorted(_placeholders(source) - set(variables))
-        template = _template(source)
+        template = templates.compile_template(source)
     except jinja2.TemplateSyntaxError as exc:
         raise ValueError(f"{key}: template error line {exc.lineno}: {exc.message}") from None
     except jinja2.TemplateError as exc:
@@ -447,7 +442,7 @@ def _compile(source: str, key: str, variables: Sequence[str]) -> jinja2.Template
 
 
 def _placeholders(source: str) -> set[str]:
-    return set(meta.find_undeclared_variables(_ENV.parse(source)))
+    return set(meta.find_undeclared_variables(templates.ENV.parse(source)))
 
 
 # Delimiter tags: [NAME] / [/NAME] or <name> / </name>. A tag counts as a delimiter when the

@@ -45,6 +45,12 @@ def main() -> int:
     parser.add_argument("config", nargs="?", default=str(REPO / "configs" / "demo.yaml"))
     parser.add_argument("--kills", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--window",
+        type=float,
+        default=0.8,
+        help="kill instants are drawn over this fraction of the reference prepare's duration",
+    )
     args = parser.parse_args()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     rng = random.Random(args.seed)
@@ -70,7 +76,7 @@ def main() -> int:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        at = rng.uniform(0.0, duration)
+        at = rng.uniform(0.0, duration * args.window)
         time.sleep(at)
         proc.send_signal(signal.SIGKILL)
         code = proc.wait()
@@ -98,7 +104,8 @@ def main() -> int:
             f"{result.returncode}, {requests} requests, {pending} pending"
             + (f"  FAILED: {line}" if line else "")
         )
-    print(f"\n{completed} of {args.kills} killed run dirs completed")
+    killed = args.kills - states.get("finished before the kill", 0)
+    print(f"\n{completed} of {args.kills} run dirs completed ({killed} killed during prepare)")
     for state, n in sorted(states.items()):
         print(f"  kill left {state}: {n}")
     return 0 if completed == args.kills else 1

@@ -72,3 +72,16 @@ def test_demo_config_loads() -> None:
     cfg = load_config(Path(__file__).parent.parent / "configs" / "demo.yaml")
     assert cfg.data.responses.exists()
     assert cfg.data.items.exists()
+
+
+@pytest.mark.parametrize("section", ["compare", "calibration"])
+def test_resamples_have_a_sanity_cap(tmp_path: Path, section: str) -> None:
+    """A typo of 10^9 resamples is a one-line config error, not a 7 GiB allocation."""
+    path = write(tmp_path, MINIMAL + f"{section}: {{resamples: 1000000000}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (
+        f"{path}: {section}.resamples: Input should be less than or equal to 1000000"
+    )
+    at_cap = load_config(write(tmp_path, MINIMAL + f"{section}: {{resamples: 1000000}}\n"))
+    assert getattr(at_cap, section).resamples == 1_000_000

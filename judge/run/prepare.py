@@ -23,6 +23,7 @@ from judge.data import load_items, load_responses
 from judge.errors import ConfigError, DataError
 from judge.families import check_pairs_judgeable, is_same_family
 from judge.hashing import content_hash
+from judge.limits import check_requests
 from judge.provenance import environment
 from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
 from judge.rundir import RunDir
@@ -61,16 +62,22 @@ def prepare_run(
     run_dir: RunDir | str | Path,
     *,
     log: Callable[[str], None] = lambda _msg: None,
+    max_requests: int | None = None,
 ) -> PrepareSummary:
     """Load, blind, pair and render every judge request into `run_dir`'s store, under the run
     dir's lock. Crash-safe: the blinding key is durable before any request row exists, so a
-    prepare killed at any instant is completed (or redone) by the next one."""
+    prepare killed at any instant is completed (or redone) by the next one.
+
+    `max_requests`: refuse (`LimitError`) a run that would make more judge requests, counted
+    before pairing or rendering anything, and before anything is written."""
     rundir = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     with rundir.locked():
-        return _prepare(config, rundir, log)
+        return _prepare(config, rundir, log, max_requests)
 
 
-def _prepare(config: RunConfig, rundir: RunDir, log: Callable[[str], None]) -> PrepareSummary:
+def _prepare(
+    config: RunConfig, rundir: RunDir, log: Callable[[str], None], max_requests: int | None
+) -> PrepareSummary:
     config_hash = content_hash(config.model_dump(mode="json"))
     rubric = load_rubric(config.rubric)
 
@@ -113,6 +120,8 @@ def _prepare(config: RunConfig, rundir: RunDir, log: Callable[[str], None]) -> P
     blinded, key, scrub = blind_responses(
         responses, secret=secret or new_secret(), seed=config.blinding.seed, scrubber=scrubber
     )
+    if max_requests is not None:
+        check_requests(config, rubric.kind, blinded, key, max_requests)
     pairs: list[BlindedPair] = []
     skipped: list[tuple[str, str, str]] = []
     if rubric.kind == "pairwise":

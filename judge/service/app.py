@@ -80,7 +80,7 @@ _ERROR_TITLES = {
     "403": "Forbidden",
     "404": "No such run (or not yours), or not produced yet",
     "409": "Not possible in the run's current state",
-    "413": "Request body over the server's limit",
+    "413": "Request body, or the run it asks for, over the server's limits",
     "415": "Unsupported media type",
     "422": "Invalid request, config or data",
     "503": "Not ready",

@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from judge.errors import ConfigError
+from judge.service.settings import DEFAULT_DATA_DIR, ServiceSettings
 
 _DB_HELP = (
     "Service database: sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
@@ -23,7 +24,7 @@ DbOption = Annotated[str | None, typer.Option("--db", help=_DB_HELP, envvar="JUD
 DataDirOption = Annotated[
     Path, typer.Option("--data-dir", help=_DATA_HELP, envvar="JUDGE_SERVICE_DATA_DIR")
 ]
-_DEFAULT_DATA_DIR = Path("judge-service")
+_DEFAULTS = ServiceSettings()
 
 tokens_app = typer.Typer(
     help="Bearer tokens for `judge serve` (stored hashed; shown once).",
@@ -36,13 +37,22 @@ def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
     db: DbOption = None,
-    data_dir: DataDirOption = _DEFAULT_DATA_DIR,
+    data_dir: DataDirOption = DEFAULT_DATA_DIR,
     max_running: Annotated[
         int, typer.Option("--max-running", min=1, help="Runs executing at once.")
-    ] = 2,
+    ] = _DEFAULTS.max_running,
+    max_running_per_token: Annotated[
+        int | None,
+        typer.Option(
+            "--max-running-per-token",
+            min=1,
+            help="Runs of one token executing at once; its others wait while other tokens' "
+            "runs start (default: --max-running minus 1, at least 1).",
+        ),
+    ] = None,
     max_upload_mb: Annotated[
         float, typer.Option("--max-upload-mb", min=0.001, help="Largest request body (MB).")
-    ] = 100.0,
+    ] = _DEFAULTS.max_upload_mb,
     max_expanded_mb: Annotated[
         float | None,
         typer.Option(
@@ -59,7 +69,57 @@ def serve(
             min=0.001,
             help="Longest line of an uploaded text file, largest Parquet value (KB).",
         ),
-    ] = 1024.0,
+    ] = _DEFAULTS.max_line_kb,
+    max_requests: Annotated[
+        int,
+        typer.Option(
+            "--max-requests",
+            min=1,
+            help="Judge requests one run may make (pairs x orders x judges); counted at "
+            "submission, before anything is rendered or stored.",
+        ),
+    ] = _DEFAULTS.max_requests,
+    max_template_output_kb: Annotated[
+        float,
+        typer.Option(
+            "--max-template-output-kb",
+            min=0.001,
+            help="Text a rubric template may produce per prompt beyond the texts it renders (KB).",
+        ),
+    ] = _DEFAULTS.max_template_output_kb,
+    max_render_s: Annotated[
+        float,
+        typer.Option("--max-render-s", min=0.001, help="Seconds rendering one prompt may take."),
+    ] = _DEFAULTS.max_render_s,
+    max_render_total_s: Annotated[
+        float,
+        typer.Option(
+            "--max-render-total-s",
+            min=0.001,
+            help="Seconds rendering all prompts of one submission may take.",
+        ),
+    ] = _DEFAULTS.max_render_total_s,
+    max_resamples: Annotated[
+        int,
+        typer.Option(
+            "--max-resamples",
+            min=100,
+            help="Bootstrap resamples a config or an on-demand comparison may ask for.",
+        ),
+    ] = _DEFAULTS.max_resamples,
+    max_wait_s: Annotated[
+        float,
+        typer.Option(
+            "--max-wait-s",
+            min=0.001,
+            help="Longest wait a config may ask for: judge timeout_s, backoff, 60/rate "
+            "limit; simulator latency, stall, retry-after.",
+        ),
+    ] = _DEFAULTS.max_wait_s,
+    max_attempts: Annotated[
+        int,
+        typer.Option("--max-attempts", min=1, help="Attempts per judge request a config may ask."),
+    ] = _DEFAULTS.max_attempts,
     allow_server_paths: Annotated[
         list[Path] | None,
         typer.Option(
@@ -86,6 +146,9 @@ def serve(
 
     Runs execute in worker processes; a restart resumes unfinished runs. Create tokens with
     `judge tokens create NAME`. Provider keys come from this process's environment.
+
+    The --max-* limits bound the work one request can cause; a request over one is refused
+    with a problem document naming it (`limit`).
     """
     import logging
 
@@ -93,7 +156,6 @@ def serve(
 
     from judge.service.app import create_app
     from judge.service.db import describe_url
-    from judge.service.settings import ServiceSettings
 
     for directory in allow_server_paths or []:
         if not directory.is_dir():
@@ -102,18 +164,27 @@ def serve(
         data_dir=data_dir.resolve(),
         db_url=db,
         max_running=max_running,
+        max_running_per_token=max_running_per_token,
         max_upload_mb=max_upload_mb,
         max_expanded_mb=max_expanded_mb,
         max_line_kb=max_line_kb,
         allow_server_paths=tuple(p.resolve() for p in allow_server_paths or []),
         allow_base_urls=tuple(allow_base_url or []),
         allow_key_envs=tuple(allow_key_env or []),
+        max_requests=max_requests,
+        max_template_output_kb=max_template_output_kb,
+        max_render_s=max_render_s,
+        max_render_total_s=max_render_total_s,
+        max_resamples=max_resamples,
+        max_wait_s=max_wait_s,
+        max_attempts=max_attempts,
     )
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
     app = create_app(settings)
     typer.echo(
         f"judge service: data {settings.data_dir}, database "
-        f"{describe_url(settings.database_url)}, at most {max_running} run(s) at once",
+        f"{describe_url(settings.database_url)}, at most {max_running} run(s) at once "
+        f"({settings.running_per_token} per token)",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
@@ -121,7 +192,6 @@ def serve(
 
 def _engine(db: str | None, data_dir: Path):  # type: ignore[no-untyped-def]
     from judge.service.db import make_engine
-    from judge.service.settings import ServiceSettings
 
     return make_engine(ServiceSettings(data_dir=data_dir, db_url=db).database_url)
 
@@ -131,7 +201,7 @@ def tokens_create(
     name: Annotated[str, typer.Argument(help="Who the token is for (unique).")],
     admin: Annotated[bool, typer.Option("--admin", help="May see every run.")] = False,
     db: DbOption = None,
-    data_dir: DataDirOption = _DEFAULT_DATA_DIR,
+    data_dir: DataDirOption = DEFAULT_DATA_DIR,
 ) -> None:
     """Create a token and print it once (only its hash is stored)."""
     from judge.service.auth import create_token
@@ -143,7 +213,7 @@ def tokens_create(
 
 
 @tokens_app.command("list")
-def tokens_list(db: DbOption = None, data_dir: DataDirOption = _DEFAULT_DATA_DIR) -> None:
+def tokens_list(db: DbOption = None, data_dir: DataDirOption = DEFAULT_DATA_DIR) -> None:
     """List tokens (names and dates; never the tokens)."""
     from judge.service.auth import list_tokens
 
@@ -157,7 +227,7 @@ def tokens_list(db: DbOption = None, data_dir: DataDirOption = _DEFAULT_DATA_DIR
 def tokens_revoke(
     name: Annotated[str, typer.Argument(help="The token's name.")],
     db: DbOption = None,
-    data_dir: DataDirOption = _DEFAULT_DATA_DIR,
+    data_dir: DataDirOption = DEFAULT_DATA_DIR,
 ) -> None:
     """Revoke a token: it stops working at once; its runs stay (admins still see them)."""
     from judge.service.auth import revoke_token

@@ -5,7 +5,9 @@ would be stored with the run), and a client cannot point the server's keys elsew
 `base_url`, `api_key_env` or provider-routing `params` key must be on the operator's allow-list
 (`base_url: simulator`, the run's own loopback simulator, is always allowed). A client cannot
 read or write server files: every path in the config must be one of its uploads or lie in a
-directory the operator allowed; the response cache is the service's choice.
+directory the operator allowed; the response cache is the service's choice. Nor can it make
+one run hold a worker for days or allocate gigabytes: waits, attempts and resamples are capped
+(`check_caps`).
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ from judge.service.problems import ProblemError
 from judge.service.settings import ServiceSettings
 
 _BUILTIN_ID = re.compile(r"^[A-Za-z0-9_-]+$")
+_JUDGE_WAITS = ("timeout_s", "backoff_initial_s", "backoff_max_s")
 
 
-def refused(field: str, detail: str) -> ProblemError:
-    return ProblemError(400, "config-refused", "Config refused by the service", detail, field=field)
+def refused(field: str, detail: str, **extra: Any) -> ProblemError:
+    return ProblemError(
+        400, "config-refused", "Config refused by the service", detail, field=field, **extra
+    )
 
 
 def check_raw(raw: dict[str, Any]) -> None:
@@ -52,6 +57,7 @@ def check_config(
     config: RunConfig, settings: ServiceSettings, uploaded: Iterable[Path] = ()
 ) -> None:
     """Checks on the validated config (paths resolved)."""
+    check_caps(config, settings)
     own = {p.resolve() for p in uploaded}
     for i, judge in enumerate(config.judges):
         where = f"judges[{i}]"
@@ -83,6 +89,59 @@ def check_config(
     if not _BUILTIN_ID.match(config.rubric):
         # Anything but a bare id is read as a file by `load_rubric` (a '/' is enough).
         _check_path("rubric", Path(config.rubric), settings, own)
+
+
+def check_caps(config: RunConfig, settings: ServiceSettings) -> None:
+    """Waits, attempts and resamples within the operator's caps (`max_wait_s`,
+    `max_attempts`, `max_resamples`): a judge timeout of a day, a million attempts or a
+    simulator that answers once an hour would hold a worker slot; 10^9 resamples would
+    allocate gigabytes."""
+    waits: list[tuple[str, float | None]] = []
+    for i, judge in enumerate(config.judges):
+        where = f"judges[{i}]"
+        waits += [(f"{where}.{name}", getattr(judge, name)) for name in _JUDGE_WAITS]
+        for name in ("requests_per_minute", "tokens_per_minute"):
+            rate = getattr(judge, name)
+            if rate is not None and 60.0 / rate > settings.max_wait_s:
+                raise refused(
+                    f"{where}.{name}",
+                    f"{where}.{name}: {rate:g} per minute means waiting {60.0 / rate:g} s, "
+                    f"over this server's cap of {settings.max_wait_s:g} s (max_wait_s); "
+                    f"ask for at least {60.0 / settings.max_wait_s:g} per minute",
+                    limit="max_wait_s",
+                    maximum=settings.max_wait_s,
+                )
+        _cap(f"{where}.max_attempts", judge.max_attempts, settings.max_attempts, "max_attempts")
+    if config.simulator is not None:
+        sim = config.simulator
+        waits.append(("simulator.latency.median_s", sim.latency.median_s))
+        if sim.rate_stall > 0:
+            waits.append(("simulator.stall_s", sim.stall_s))
+        if sim.rate_429 > 0 or sim.rpm_capacity is not None:
+            waits.append(("simulator.retry_after_s", sim.retry_after_s))
+    for field, seconds in waits:
+        _cap(field, seconds, settings.max_wait_s, "max_wait_s", unit=" s")
+    for field, resamples in (
+        ("compare.resamples", config.compare.resamples),
+        ("calibration.resamples", config.calibration.resamples),
+    ):
+        _cap(field, resamples, settings.max_resamples, "max_resamples")
+
+
+def _cap(field: str, value: float | None, cap: float, limit: str, unit: str = "") -> None:
+    if value is not None and value > cap:
+        most = f"{_number(cap)}{unit}"
+        raise refused(
+            field,
+            f"{field}: {_number(value)}{unit} is over this server's cap of {most} ({limit}); "
+            f"ask for at most {most}",
+            limit=limit,
+            maximum=cap,
+        )
+
+
+def _number(value: float) -> str:
+    return f"{value:,}" if isinstance(value, int) else f"{value:g}"
 
 
 def _paths(value: Any, where: str = "") -> Iterator[tuple[str, Path]]:

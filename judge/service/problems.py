@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from judge.errors import DataError
+from judge.errors import DataError, LimitError
 from judge.service.redaction import redact
 
 PROBLEM_JSON = "application/problem+json"
@@ -39,6 +39,14 @@ class Problem(BaseModel):
     row: int | None = None
     field: str | None = None
     """The config key or table column at fault (e.g. `judges[0].api_key`)."""
+    limit: str | None = None
+    """A request over one of the server's limits: the setting's name (`max_requests`,
+    `max_template_output_kb`, `max_render_s`, `max_render_total_s`, `max_resamples`,
+    `max_wait_s`, `max_attempts`)."""
+    maximum: float | None = None
+    """That setting's value."""
+    actual: float | None = None
+    """What was asked, when known (e.g. the judge requests the run would make)."""
 
 
 class ProblemError(Exception):
@@ -97,6 +105,22 @@ def data_problem(exc: DataError, names: dict[str, str]) -> ProblemError:
         line=exc.line,
         row=exc.row,
         field=exc.field,
+    )
+
+
+def limit_problem(exc: LimitError, names: dict[str, str]) -> ProblemError:
+    """A `LimitError` of the pipeline: 413 when the run is too large (judge requests), 422
+    when its rubric is (template output, render time). `limit` names the server setting."""
+    status = 413 if exc.limit == "max_requests" else 422
+    return ProblemError(
+        status,
+        "limit-exceeded",
+        "Limit exceeded",
+        rename_paths(str(exc), names),
+        limit=exc.limit,
+        maximum=exc.maximum,
+        actual=exc.actual,
+        field=None if exc.limit == "max_requests" else "rubric",
     )
 
 

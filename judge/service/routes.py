@@ -244,6 +244,7 @@ def judgments(
     responses=_RESULT_ERRORS,
 )
 def calibration(
+    request: Request,
     run: Run,
     judge: _Filter = None,
     by: Annotated[list[str] | None, Query(max_length=10)] = None,
@@ -255,6 +256,7 @@ def calibration(
     Without parameters: the `calibration` section of `summary.json`, as in the report (the
     config's calibration settings). With any of judge, by, resamples, seed: computed now, as
     `judge calibrate --judge RUN_DIR --human LABELS --json` prints it with those options."""
+    _within_resamples(request, resamples)
     results.require_finished(run.paths, run.row.status)
     if judge is None and by is None and resamples is None and seed is None:
         return results.summary_section(run.paths, "calibration")
@@ -280,6 +282,7 @@ def calibration(
     responses=_RESULT_ERRORS,
 )
 def comparison(
+    request: Request,
     run: Run,
     baseline: _Filter = None,
     by: _Filter = None,
@@ -294,6 +297,7 @@ def comparison(
     Without parameters: the `comparison` section of `summary.json`, as in the report. With any
     of baseline, by, judge, resamples, seed, gate: computed now, as `judge compare RUN_DIR
     --json` prints it with those options."""
+    _within_resamples(request, resamples)
     results.require_finished(run.paths, run.row.status)
     options = (baseline, by, judge, resamples, seed, gate)
     if all(o is None for o in options):
@@ -313,6 +317,21 @@ def comparison(
         run.paths,
         {"baseline": baseline, "by": by, "judge": judge, "gate": gate, "seed": seed},
     )
+
+
+def _within_resamples(request: Request, resamples: int | None) -> None:
+    cap = _settings(request).max_resamples
+    if resamples is not None and resamples > cap:
+        raise ProblemError(
+            422,
+            "limit-exceeded",
+            "Limit exceeded",
+            f"resamples: {resamples:,} is over this server's cap of {cap:,} (max_resamples)",
+            field="resamples",
+            limit="max_resamples",
+            maximum=cap,
+            actual=resamples,
+        )
 
 
 @router.get(

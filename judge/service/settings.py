@@ -1,9 +1,20 @@
-"""What the operator decides when starting `judge serve` (flags of the same names)."""
+"""What the operator decides when starting `judge serve` (flags of the same names).
+
+Besides access (tokens, allowed URLs and paths) the settings bound the work one request can
+make the server do, each refused with a problem document naming the limit: the size of what
+is uploaded (`max_upload_mb`, `max_expanded_mb`, `max_line_kb`), the judge requests a run may
+make (`max_requests`), what rendering a rubric may cost (`max_template_output_kb`,
+`max_render_s`, `max_render_total_s`), bootstrap resamples (`max_resamples`), and how long
+a judge may wait and retry (`max_wait_s`, `max_attempts`). And one token holds at most
+`max_running_per_token` worker slots: its other runs wait.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from judge.limits import RenderLimits
 
 DEFAULT_DATA_DIR = Path("judge-service")
 DEFAULT_SAMPLING_PARAMS = (
@@ -32,6 +43,10 @@ class ServiceSettings:
     None: `sqlite:///<data_dir>/service.sqlite`."""
     max_running: int = 2
     """Runs executing at once; more wait in `queued`."""
+    max_running_per_token: int | None = None
+    """Runs of one token executing at once; its others stay queued, and queued runs of other
+    tokens start before them, so one token cannot hold every worker slot while another's run
+    waits. None: `max_running - 1` (at least 1)."""
     max_upload_mb: float = 100.0
     """Largest request body accepted (all uploaded files together)."""
     max_expanded_mb: float | None = None
@@ -52,6 +67,27 @@ class ServiceSettings:
     """Judge `params` keys a client may set."""
     cancel_grace_s: float = 10.0
     """After asking a run's process to stop, how long to wait before killing it."""
+    max_requests: int = 20_000
+    """Judge requests one run may make (pairs x orders x judges), counted when it is
+    submitted, before anything is paired, rendered or stored: 413 `limit-exceeded`."""
+    max_template_output_kb: float = 64.0
+    """Text a rubric template may produce per prompt beyond the texts it renders (those count
+    four times over): its output, and every string its filters and operators build. 422."""
+    max_render_s: float = 0.5
+    """Seconds rendering one prompt from a rubric may take. 422."""
+    max_render_total_s: float = 20.0
+    """Seconds rendering all prompts of one submission may take together (rubric templates
+    only: loading, blinding and storing are not counted). 422."""
+    max_resamples: int = 100_000
+    """Bootstrap resamples a config (`compare.resamples`, `calibration.resamples`) or an
+    on-demand comparison or calibration may ask for. 400."""
+    max_wait_s: float = 300.0
+    """Longest single wait a config may ask for: a judge's `timeout_s`, `backoff_initial_s`,
+    `backoff_max_s` and the interval its `requests_per_minute` or `tokens_per_minute` imply
+    (60 / rate); the simulator's `latency.median_s`, `stall_s` (when it stalls) and
+    `retry_after_s` (when it answers 429). 400."""
+    max_attempts: int = 10
+    """Attempts per judge request a config may ask for (`judges[].max_attempts`). 400."""
 
     @property
     def database_url(self) -> str:
@@ -71,3 +107,17 @@ class ServiceSettings:
     @property
     def max_line_bytes(self) -> int:
         return int(self.max_line_kb * 1024)
+
+    @property
+    def running_per_token(self) -> int:
+        if self.max_running_per_token is not None:
+            return self.max_running_per_token
+        return max(1, self.max_running - 1)
+
+    @property
+    def render_limits(self) -> RenderLimits:
+        return RenderLimits(
+            max_template_output_kb=self.max_template_output_kb,
+            max_render_s=self.max_render_s,
+            max_render_total_s=self.max_render_total_s,
+        )

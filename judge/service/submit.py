@@ -19,14 +19,14 @@ import yaml
 from sqlalchemy import Engine
 from starlette.datastructures import FormData, UploadFile
 
-from judge.errors import ConfigError, DataError, JudgeError
+from judge.errors import ConfigError, DataError, JudgeError, LimitError
 from judge.service import policy
 from judge.service.analysis import LABELS_STEM, validate_labels
 from judge.service.auth import Principal
 from judge.service.layout import RunPaths, run_paths
 from judge.service.limits import ExpansionBudget
 from judge.service.models import CreateRunFromPaths
-from judge.service.problems import ProblemError, data_problem, rename_paths
+from judge.service.problems import ProblemError, data_problem, limit_problem, rename_paths
 from judge.service.registry import insert_run, new_run_id
 from judge.service.settings import ServiceSettings
 
@@ -176,6 +176,7 @@ def _finish(
     library), mapping its errors to problems."""
     from judge.config import load_config
     from judge.run import prepare_run
+    from judge.templates import render_limits
 
     paths.config.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     try:
@@ -185,10 +186,13 @@ def _finish(
             # Checked now, as `judge calibrate` would (columns, values): a run must not end
             # with "calibration failed" for labels that were wrong when they arrived.
             validate_labels(labels)
-        prepare_run(config, paths.run_dir)
+        with render_limits(settings.render_limits):
+            prepare_run(config, paths.run_dir, max_requests=settings.max_requests)
         return config
     except DataError as exc:
         raise data_problem(exc, names) from None
+    except LimitError as exc:
+        raise limit_problem(exc, names) from None
     except ConfigError as exc:
         raise ProblemError(
             422,

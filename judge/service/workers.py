@@ -1,5 +1,8 @@
 """Background execution: a scheduler thread starts one worker process per run
-(`judge.service.child`), at most `max_running` at once, and records how each ended.
+(`judge.service.child`), at most `max_running` at once and `max_running_per_token` of one
+token's, and records how each ended. Queued runs start in the order they were created, except
+that a token at its cap is passed over for the next token's run: a token with many slow runs
+delays another token's run by no more than the slots it may hold.
 
 Why processes: cancel is a signal (the run store keeps every flushed reply, so stopping at any
 point is safe), a crashing run cannot take the server down, and the server's event loop never
@@ -23,6 +26,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -41,6 +45,7 @@ _POLL_S = 0.2
 @dataclass
 class _Worker:
     run_id: str
+    owner_id: str
     process: subprocess.Popen[bytes]
     log: IO[bytes]
     stop_sent_at: float | None = None
@@ -106,16 +111,21 @@ class Scheduler:
         free = self._settings.max_running - len(self._workers)
         if free <= 0:
             return
+        per_token = self._settings.running_per_token
+        holding = Counter(w.owner_id for w in self._workers.values())
         with self._engine.connect() as conn:
             queued = conn.execute(
                 select(runs.c.id, runs.c.owner_id)
                 .where(runs.c.status == "queued")
                 .order_by(runs.c.created_at, runs.c.id)
-                .limit(free)
             ).all()
         for run_id, owner_id in queued:
+            if len(self._workers) >= self._settings.max_running:
+                break
             if run_id in self._workers:
                 continue  # cancelled and resumed while its old worker is still stopping
+            if holding[owner_id] >= per_token:
+                continue  # stays queued; the next token's run goes first
             with self._engine.begin() as conn:
                 claimed = conn.execute(
                     update(runs)
@@ -131,6 +141,7 @@ class Scheduler:
                 ).rowcount
             if claimed:
                 self._start_worker(run_id, owner_id)
+                holding[owner_id] += 1
 
     def _start_worker(self, run_id: str, owner_id: str) -> None:
         paths = run_paths(self._settings.data_dir, run_id)
@@ -162,7 +173,7 @@ class Scheduler:
             log.close()
             self._finish(run_id, "failed", f"could not start the worker process: {exc}")
             return
-        self._workers[run_id] = _Worker(run_id, process, log)
+        self._workers[run_id] = _Worker(run_id, owner_id, process, log)
         _log.info("run %s: worker %d started", run_id, process.pid)
 
     def _reap(self) -> None:

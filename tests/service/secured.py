@@ -21,6 +21,17 @@ from tests.service.conftest import BACKENDS, LiveServer, judge_spec, make_token,
 EXPANDED_MB = 4
 """The shared server's limits: 1 MB bodies, 4 MB once decompressed, 256 KB lines."""
 LINE_KB = 256
+LIMITS = {
+    "max_requests": 200,
+    "max_template_output_kb": 16,
+    "max_render_s": 0.5,
+    "max_render_total_s": 1.0,
+    "max_resamples": 5000,
+    "max_wait_s": 150,
+    "max_attempts": 8,
+}
+"""And its bounds on the work one request may cause (`judge serve --max-...`); two slots, one
+per token."""
 OPEN_PATHS = {"/healthz", "/openapi.json"}
 """Reachable without a token: liveness, and the published API schema."""
 
@@ -115,6 +126,7 @@ def secured_env(
             [
                 *("--max-upload-mb", "1", "--max-expanded-mb", str(EXPANDED_MB)),
                 *("--max-line-kb", str(LINE_KB), "--allow-base-url", sim.base_url),
+                *(arg for k, v in LIMITS.items() for arg in (f"--{k.replace('_', '-')}", str(v))),
             ],
         )
         server.start()

@@ -1,0 +1,141 @@
+"""Hostile input through the real CLI: every case is one line `error: ...` naming the file, the
+line and the field where there is one, exit 2, no traceback, never `internal error`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.helpers import run_cli
+
+DEEP = "[" * 100_000 + "]" * 100_000
+"""Nested far beyond Python's recursion limit (which `json.loads` hits first)."""
+LONE = "\\ud800"
+"""The JSON text of a lone surrogate escape: json.loads accepts it, UTF-8 cannot encode it."""
+
+ITEMS = [
+    {"item_id": "q1", "prompt": "What is 2 + 2?", "category": "math"},
+    {"item_id": "q2", "prompt": "Name a colour.", "category": "general"},
+]
+RESPONSES = [
+    {"item_id": item, "system": system, "output": f"answer of {system} to {item}"}
+    for item in ("q1", "q2")
+    for system in ("alpha", "beta")
+]
+
+
+def _jsonl(path: Path, rows: list[dict], *extra: str) -> Path:
+    lines = [json.dumps(row) for row in rows] + list(extra)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def _blind(tmp_path: Path, *, items: list[str] = (), responses: list[str] = ()) -> Path:
+    """items.jsonl and responses.jsonl with `items` / `responses` lines appended."""
+    _jsonl(tmp_path / "items.jsonl", ITEMS, *items)
+    _jsonl(tmp_path / "responses.jsonl", RESPONSES, *responses)
+    return tmp_path
+
+
+def _run_blind(tmp_path: Path, items: str = "items.jsonl"):
+    return run_cli(
+        "blind", "responses.jsonl", "--items", items, "--out", "out", cwd=tmp_path, timeout=60
+    )
+
+
+def _assert_error(result, *parts: str) -> str:
+    """Exit 2 and one `error:` line (the last on stderr: `prepare` and `run` log progress
+    first) holding every part; nothing that looks like a crash."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    line = result.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: "), result.stderr
+    for part in parts:
+        assert part in line, line
+    return line
+
+
+# --------------------------------------------------------------------------- items, responses
+
+
+@pytest.mark.parametrize(
+    ("line", "where"),
+    [
+        (DEEP, "items.jsonl, line 3: "),
+        ('{"item_id": "q3", "prompt": ' + DEEP + "}", "items.jsonl, line 3, field 'prompt': "),
+    ],
+    ids=["deep-line", "deep-field"],
+)
+def test_deeply_nested_items_line(tmp_path: Path, line: str, where: str) -> None:
+    result = _run_blind(_blind(tmp_path, items=[line]))
+    _assert_error(result, where, "nested more than 100 levels deep")
+
+
+def test_deeply_nested_response_context(tmp_path: Path) -> None:
+    line = json.dumps({"item_id": "q1", "system": "gamma", "output": "x"})[:-1]
+    result = _run_blind(_blind(tmp_path, responses=[line + ', "context": ' + DEEP + "}"]))
+    _assert_error(result, "responses.jsonl, line 5, field 'context': ", "nested more than 100")
+
+
+@pytest.mark.parametrize(
+    ("line", "where"),
+    [
+        ('{"item_id": "q1", "system": "gamma", "output": "a' + LONE + '"}', "field 'output'"),
+        ('{"item_id": "q1", "system": "g' + LONE + '", "output": "a"}', "field 'system'"),
+    ],
+    ids=["output", "system"],
+)
+def test_lone_surrogate_in_a_response_is_refused_at_load(
+    tmp_path: Path, line: str, where: str
+) -> None:
+    result = _run_blind(_blind(tmp_path, responses=[line]))
+    _assert_error(result, f"responses.jsonl, line 5, {where}: text holds a lone surrogate")
+
+
+def test_lone_surrogate_in_an_item_is_refused_at_load(tmp_path: Path) -> None:
+    line = '{"item_id": "q3", "prompt": "hi ' + LONE + '"}'
+    result = _run_blind(_blind(tmp_path, items=[line]))
+    _assert_error(result, "items.jsonl, line 3, field 'prompt': ", "\\ud800 at character 4")
+
+
+@pytest.mark.parametrize("content", [DEEP, '"' + LONE + '"'], ids=["deep", "surrogate"])
+def test_csv_chat_cell_is_checked_like_a_jsonl_line(tmp_path: Path, content: str) -> None:
+    cell = '[{"role": "user", "content": ' + content + "}]"
+    (tmp_path / "items.csv").write_text(
+        'item_id,prompt\nq1,"' + cell.replace('"', '""') + '"\nq2,hello\n', encoding="utf-8"
+    )
+    result = _run_blind(_blind(tmp_path), items="items.csv")
+    _assert_error(result, "items.csv, line 2, field 'prompt': ")
+
+
+def test_duplicate_key_in_a_line_is_refused_not_silently_dropped(tmp_path: Path) -> None:
+    line = '{"item_id": "q3", "prompt": "first", "prompt": "second"}'
+    result = _run_blind(_blind(tmp_path, items=[line]))
+    _assert_error(result, "items.jsonl, line 3, field 'prompt': key 'prompt' appears twice")
+
+
+def test_integer_too_long_for_python(tmp_path: Path) -> None:
+    line = '{"item_id": "q3", "prompt": "p", "rank": 1' + "0" * 5000 + "}"
+    result = _run_blind(_blind(tmp_path, items=[line]))
+    _assert_error(result, "items.jsonl, line 3, field 'rank': a number with more than")
+
+
+def test_integer_beyond_the_largest_float(tmp_path: Path) -> None:
+    line = '{"item_id": "q1", "system": "gamma", "output": "a", "latency_s": 1' + "0" * 400 + "}"
+    result = _run_blind(_blind(tmp_path, responses=[line]))
+    _assert_error(result, "responses.jsonl, line 5, field 'latency_s': expected a non-negative")
+
+
+def test_parquet_text_that_is_not_utf8(tmp_path: Path) -> None:
+    # pyarrow writes what it is given as raw buffers; the bytes fail only when converted.
+    raw = pa.array([b"What is 2 + 2?", b"bad \xed\xa0\x80"], pa.binary())
+    prompts = pa.Array.from_buffers(pa.string(), len(raw), raw.buffers())
+    pq.write_table(
+        pa.table({"item_id": ["q1", "q2"], "prompt": prompts}), tmp_path / "items.parquet"
+    )
+    result = _run_blind(_blind(tmp_path), items="items.parquet")
+    _assert_error(result, "items.parquet, row 2, field 'prompt': not valid UTF-8")

@@ -139,3 +139,130 @@ def test_parquet_text_that_is_not_utf8(tmp_path: Path) -> None:
     )
     result = _run_blind(_blind(tmp_path), items="items.parquet")
     _assert_error(result, "items.parquet, row 2, field 'prompt': not valid UTF-8")
+
+
+# --------------------------------------------------------------------------- label tables
+
+JUDGE_LABELS = [
+    {"item_id": item, "system_a": "alpha", "system_b": "beta", "winner": "a"}
+    for item in ("q1", "q2")
+]
+HUMAN_LABELS = [dict(row, annotator="ann1") for row in JUDGE_LABELS]
+
+
+def _calibrate(tmp_path: Path, human: str = "human.jsonl"):
+    _jsonl(tmp_path / "judge.jsonl", JUDGE_LABELS)
+    return run_cli(
+        "calibrate", "--judge", "judge.jsonl", "--human", human, cwd=tmp_path, timeout=60
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (DEEP, "human.jsonl, line 3: lists and objects nested more than 100 levels deep"),
+        (
+            json.dumps(HUMAN_LABELS[0])[:-1] + ', "note": "' + LONE + '"}',
+            "human.jsonl, line 3, field 'note': text holds a lone surrogate",
+        ),
+        (
+            '{"item_id": "q1", "winner": "a", "winner": "b"}',
+            "human.jsonl, line 3, field 'winner': key 'winner' appears twice",
+        ),
+    ],
+    ids=["deep", "surrogate", "duplicate-key"],
+)
+def test_label_tables_are_read_line_by_line(tmp_path: Path, line: str, expected: str) -> None:
+    _jsonl(tmp_path / "human.jsonl", HUMAN_LABELS, line)
+    _assert_error(_calibrate(tmp_path), expected)
+
+
+def test_label_table_that_is_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "human.jsonl").mkdir()
+    _assert_error(_calibrate(tmp_path), "human.jsonl: not a file (a directory?)")
+
+
+def test_compare_table_names_the_bad_line(tmp_path: Path) -> None:
+    line = '{"item_id": "q3' + LONE + '", "system_a": "alpha", "system_b": "beta", "winner": "a"}'
+    _jsonl(tmp_path / "judge.jsonl", JUDGE_LABELS, line)
+    result = run_cli("compare", "judge.jsonl", cwd=tmp_path, timeout=60)
+    _assert_error(result, "judge.jsonl, line 3, field 'item_id': text holds a lone surrogate")
+
+
+# --------------------------------------------------------------------------- recorded verdicts
+
+RECORDED = [
+    {"item_id": item, "system_a": "alpha", "system_b": "beta", "winner": "system_a"}
+    for item in ("q1", "q2")
+]
+
+
+def _run_recorded(tmp_path: Path):
+    """`judge run` replaying tmp_path/rec.jsonl (written by the test)."""
+    _blind(tmp_path)
+    config = {
+        "name": "hostile",
+        "data": {"items": "items.jsonl", "responses": "responses.jsonl"},
+        "rubric": "pairwise_general",
+        "judges": [{"model": "recorded/x", "family": "test", "recorded": "rec.jsonl"}],
+    }
+    (tmp_path / "config.yaml").write_text(json.dumps(config), encoding="utf-8")
+    return run_cli("run", "config.yaml", "--run-dir", "run", "--quiet", cwd=tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (DEEP, "rec.jsonl, line 3: lists and objects nested more than 100 levels deep"),
+        (
+            '{"item_id": "q1", "first": "alpha", "second": "beta", "reply": "' + LONE + '"}',
+            "rec.jsonl, line 3, field 'reply': text holds a lone surrogate",
+        ),
+        (
+            '{"item_id": "q1", "first": ["alpha"], "second": "beta", "reply": "A"}',
+            "rec.jsonl, line 3, field 'first': expected text, found ['alpha']",
+        ),
+        (
+            '{"item_id": "q1", "first": "alpha", "second": "beta", "reply": 5}',
+            "rec.jsonl, line 3, field 'reply': expected text, found 5",
+        ),
+        (
+            '{"item_id": "q3", "system_a": {"a": 1}, "system_b": "beta", "winner": "tie"}',
+            "rec.jsonl, line 3, field 'system_a': expected text",
+        ),
+        (
+            '{"item_id": NaN, "system_a": "alpha", "system_b": "beta", "winner": "tie"}',
+            "rec.jsonl, line 3, field 'item_id': expected an item id (text or integer)",
+        ),
+        ("[1, 2]", "rec.jsonl, line 3: expected a JSON object per line"),
+    ],
+    ids=["deep", "surrogate", "list-system", "number-reply", "object-system", "nan-id", "list"],
+)
+def test_recorded_verdicts_are_checked_at_load(tmp_path: Path, line: str, expected: str) -> None:
+    _jsonl(tmp_path / "rec.jsonl", RECORDED, line)
+    _assert_error(_run_recorded(tmp_path), expected)
+
+
+def test_recorded_verdicts_not_utf8(tmp_path: Path) -> None:
+    (tmp_path / "rec.jsonl").write_bytes(b'{"item_id": "q\xff1"}\n')
+    _assert_error(_run_recorded(tmp_path), "rec.jsonl, line 1: not valid UTF-8")
+
+
+def test_recorded_verdicts_path_is_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "rec.jsonl").mkdir()
+    result = _run_recorded(tmp_path)
+    _assert_error(result, "rec.jsonl: cannot read the recorded verdicts: Is a directory")
+
+
+def test_empty_label_file_says_so(tmp_path: Path) -> None:
+    (tmp_path / "human.jsonl").write_bytes(b"")
+    _assert_error(_calibrate(tmp_path), "it has no columns (an empty file?)")
+
+
+def test_csv_label_table_with_a_column_twice(tmp_path: Path) -> None:
+    (tmp_path / "human.csv").write_text(
+        "item_id,system_a,system_b,winner,winner,annotator\nq1,alpha,beta,a,b,ann1\n",
+        encoding="utf-8",
+    )
+    result = _calibrate(tmp_path, "human.csv")
+    _assert_error(result, "human.csv: column 'winner' appears twice")

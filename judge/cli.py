@@ -315,18 +315,15 @@ def simulate(
     It judges with planted, controllable biases, latency and faults; GET /_stats counts what
     it served.
     """
-    import yaml
     from pydantic import ValidationError
 
     from judge.config import format_validation_error
     from judge.simulator import SimulatorConfig, run
+    from judge.yamlfile import read_yaml_mapping
 
     knobs: dict = {}
     if config is not None:
-        try:
-            knobs = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{config}: cannot read simulator config: {exc}") from None
+        knobs = read_yaml_mapping(config, "simulator config")
     if seed is not None:
         knobs["seed"] = seed
     try:

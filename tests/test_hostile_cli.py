@@ -266,3 +266,50 @@ def test_csv_label_table_with_a_column_twice(tmp_path: Path) -> None:
     )
     result = _calibrate(tmp_path, "human.csv")
     _assert_error(result, "human.csv: column 'winner' appears twice")
+
+
+# --------------------------------------------------------------------------- YAML configs
+
+CONFIG = """\
+name: hostile
+data: {items: items.jsonl, responses: responses.jsonl}
+rubric: pairwise_general
+judges:
+  - {model: openai/j, family: test, base_url: simulator}
+"""
+
+
+def _prepare(tmp_path: Path, config: str):
+    _blind(tmp_path)
+    (tmp_path / "config.yaml").write_text(config, encoding="utf-8")
+    return run_cli("prepare", "config.yaml", "--run-dir", "run", cwd=tmp_path, timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("question: " + DEEP, "config.yaml: line 6: invalid YAML: lists and objects nested"),
+        (
+            "question:\n" + "".join(" " * (i + 1) + "a:\n" for i in range(3000)),
+            "config.yaml: line 105: invalid YAML: lists and objects nested more than 100",
+        ),
+        ('question: "' + LONE + '"', "config.yaml: line 6: invalid YAML: text holds a lone"),
+        ("name: other", "config.yaml: line 6: invalid YAML: key 'name' appears twice"),
+        ("question: a\x00b", "config.yaml: line 6: invalid YAML: character U+0000 is not"),
+    ],
+    ids=["deep-flow", "deep-block", "surrogate", "duplicate-key", "nul"],
+)
+def test_hostile_yaml_config(tmp_path: Path, extra: str, expected: str) -> None:
+    _assert_error(_prepare(tmp_path, CONFIG + extra + "\n"), expected)
+
+
+def test_deeply_nested_rubric(tmp_path: Path) -> None:
+    (tmp_path / "rubric.yaml").write_text("id: " + DEEP + "\n", encoding="utf-8")
+    config = CONFIG.replace("rubric: pairwise_general", "rubric: rubric.yaml")
+    _assert_error(_prepare(tmp_path, config), "rubric.yaml: line 1: invalid YAML: lists and")
+
+
+def test_deeply_nested_simulator_config(tmp_path: Path) -> None:
+    (tmp_path / "sim.yaml").write_text("seed: " + DEEP + "\n", encoding="utf-8")
+    result = run_cli("simulate", "--config", "sim.yaml", cwd=tmp_path, timeout=60)
+    _assert_error(result, "sim.yaml: line 1: invalid YAML: lists and objects nested")

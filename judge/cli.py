@@ -209,6 +209,9 @@ def calibrate(
     from judge.analysis import calibrate_tables
     from judge.labels import label_kind, load_judge_table, load_table, mt_bench_tables
 
+    _check_seed("--seed", seed)
+    if shuffle_judge is not None:
+        _check_seed("--shuffle-judge", shuffle_judge)
     if mt_bench:
         judge_table, human_table = mt_bench_tables()
         strata = by if by is not None else ["turn"]
@@ -261,6 +264,7 @@ def compare(
     from judge.analysis import compare_source
     from judge.console import print_comparison
 
+    _check_seed("--seed", seed)
     report = compare_source(
         scores,
         judge_name=judge_name,
@@ -339,6 +343,13 @@ def _parse_pairs(spec: str) -> tuple[str, str | None]:
     if spec.startswith("baseline:") and spec.split(":", 1)[1]:
         return "baseline", spec.split(":", 1)[1]
     raise ConfigError(f"--pairs '{spec}': expected 'all' or 'baseline:SYSTEM'")
+
+
+def _check_seed(option: str, seed: int) -> None:
+    if seed < 0:
+        raise ConfigError(
+            f"{option} {seed}: expected a seed from 0 up (numpy refuses negative seeds)"
+        )
 
 
 # `judge serve` and `judge tokens` (judge/service/cli.py imports only typer at module level).

@@ -313,3 +313,47 @@ def test_deeply_nested_simulator_config(tmp_path: Path) -> None:
     (tmp_path / "sim.yaml").write_text("seed: " + DEEP + "\n", encoding="utf-8")
     result = run_cli("simulate", "--config", "sim.yaml", cwd=tmp_path, timeout=60)
     _assert_error(result, "sim.yaml: line 1: invalid YAML: lists and objects nested")
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["../../escaped", "/tmp/escaped", "runs/x", '"a\\0b"', '""', ".hidden", "x" * 129],
+    ids=["parent", "absolute", "slash", "nul", "empty", "dot", "long"],
+)
+def test_config_name_must_be_a_plain_name(tmp_path: Path, name: str) -> None:
+    config = CONFIG.replace("name: hostile", f"name: {name}")
+    (tmp_path / "work").mkdir()
+    _blind(tmp_path)
+    (tmp_path / "config.yaml").write_text(config, encoding="utf-8")
+    # No --run-dir: the default runs/<name> is what the name must not escape.
+    result = run_cli("prepare", "../config.yaml", cwd=tmp_path / "work", timeout=60)
+    _assert_error(result, "config.yaml: name: ", "is not a plain name: use letters, digits")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "config.yaml",
+        "items.jsonl",
+        "responses.jsonl",
+        "work",
+    ]
+    assert not Path("/tmp/escaped").exists()
+
+
+@pytest.mark.parametrize("section", ["calibration", "compare"])
+def test_negative_seed_in_config_is_refused_before_the_run(tmp_path: Path, section: str) -> None:
+    result = _prepare(tmp_path, CONFIG + f"{section}: {{seed: -1}}\n")
+    _assert_error(result, f"config.yaml: {section}.seed: -1: expected a seed from 0 up")
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        (("compare", "judge.jsonl"), "--seed"),
+        (("calibrate", "--judge", "judge.jsonl", "--human", "human.jsonl"), "--seed"),
+        (("calibrate", "--judge", "judge.jsonl", "--human", "human.jsonl"), "--shuffle-judge"),
+    ],
+    ids=["compare", "calibrate", "shuffle"],
+)
+def test_negative_seed_option(tmp_path: Path, command: tuple[str, ...], option: str) -> None:
+    _jsonl(tmp_path / "judge.jsonl", JUDGE_LABELS)
+    _jsonl(tmp_path / "human.jsonl", HUMAN_LABELS)
+    result = run_cli(*command, option, "-1", cwd=tmp_path, timeout=60)
+    _assert_error(result, f"{option} -1: expected a seed from 0 up")

@@ -352,6 +352,13 @@ def _check_seed(option: str, seed: int) -> None:
         )
 
 
+def _os_error(exc: OSError) -> str:
+    message = f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        message += " (a file is where a directory must go: move it or give another path)"
+    return message
+
+
 # `judge serve` and `judge tokens` (judge/service/cli.py imports only typer at module level).
 from judge.service.cli import serve, tokens_app  # noqa: E402
 
@@ -374,6 +381,11 @@ def main() -> None:
     except Exception as exc:
         if debug:
             raise
+        if isinstance(exc, OSError) and exc.filename is not None:
+            # A path the user gave cannot be made or written (a file where a directory must
+            # go, no permission, disk full): theirs to fix, like a JudgeError.
+            typer.echo(f"error: {_os_error(exc)}", err=True)
+            sys.exit(2)
         typer.echo(
             f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback, "
             "and please report it)",

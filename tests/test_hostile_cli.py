@@ -357,3 +357,38 @@ def test_negative_seed_option(tmp_path: Path, command: tuple[str, ...], option: 
     _jsonl(tmp_path / "human.jsonl", HUMAN_LABELS)
     result = run_cli(*command, option, "-1", cwd=tmp_path, timeout=60)
     _assert_error(result, f"{option} -1: expected a seed from 0 up")
+
+
+# --------------------------------------------------------------------------- paths and stores
+
+
+def test_run_store_that_is_not_sqlite(tmp_path: Path) -> None:
+    _blind(tmp_path)
+    (tmp_path / "config.yaml").write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "store.sqlite").write_bytes(b"not a database" * 100)
+    result = run_cli("report", "run", cwd=tmp_path, timeout=60)
+    _assert_error(result, "run/store.sqlite: cannot use as an SQLite database (file is not a")
+
+
+def test_cache_path_that_is_a_directory(tmp_path: Path) -> None:
+    _blind(tmp_path)
+    (tmp_path / "config.yaml").write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "cache").mkdir()
+    result = run_cli(
+        "run", "config.yaml", "--run-dir", "run", "--cache", "cache", "--dry-run", cwd=tmp_path
+    )
+    _assert_error(result, "cache: a directory, not an SQLite file: give the path of a file")
+
+
+@pytest.mark.parametrize("command", ["blind", "prepare"])
+def test_output_directory_that_is_a_file(tmp_path: Path, command: str) -> None:
+    _blind(tmp_path)
+    (tmp_path / "config.yaml").write_text(CONFIG, encoding="utf-8")
+    (tmp_path / "taken").write_text("a file", encoding="utf-8")
+    if command == "blind":
+        args = ("blind", "responses.jsonl", "--items", "items.jsonl", "--out", "taken")
+    else:
+        args = ("prepare", "config.yaml", "--run-dir", "taken")
+    result = run_cli(*args, cwd=tmp_path, timeout=60)
+    _assert_error(result, "taken: File exists (a file is where a directory must go")

@@ -392,3 +392,25 @@ def test_output_directory_that_is_a_file(tmp_path: Path, command: str) -> None:
         args = ("prepare", "config.yaml", "--run-dir", "taken")
     result = run_cli(*args, cwd=tmp_path, timeout=60)
     _assert_error(result, "taken: File exists (a file is where a directory must go")
+
+
+# --------------------------------------------------------------------------- compare
+
+
+@pytest.mark.parametrize(
+    "gate", ["(" * 100_000, "not " * 10_000 + "diff(alpha, beta) > 0"], ids=["groups", "not"]
+)
+def test_gate_nested_beyond_the_stack(tmp_path: Path, gate: str) -> None:
+    _jsonl(tmp_path / "judge.jsonl", JUDGE_LABELS)
+    result = run_cli("compare", "judge.jsonl", "--gate", gate, cwd=tmp_path, timeout=60)
+    line = _assert_error(result, "'(' and 'not' nested more than 50 deep at column")
+    assert len(line) < 300  # the expression is clipped in the message
+
+
+def test_pair_compared_on_one_item_prints_without_an_interval(tmp_path: Path) -> None:
+    extra = {"item_id": "q1", "system_a": "gamma", "system_b": "delta", "winner": "a"}
+    _jsonl(tmp_path / "judge.jsonl", [*JUDGE_LABELS, extra])
+    result = run_cli("compare", "judge.jsonl", "--resamples", "200", cwd=tmp_path, timeout=60)
+    assert result.returncode == 0, result.stderr
+    row = next(line for line in result.stdout.splitlines() if "gamma" in line and "delta" in line)
+    assert "n/a" in row

@@ -41,6 +41,7 @@ _OPS: dict[str, Callable[[float, float], bool]] = {
     "!=": operator.ne,
 }
 _KEYWORDS = ("and", "or", "not")
+_MAX_NESTING = 50
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ATOM = re.compile(r"[A-Za-z0-9_.][A-Za-z0-9_.:/@+\-]*")
 
@@ -52,7 +53,8 @@ class GateSyntaxError(ValueError):
         self.expression = expression
         self.position = position
         self.reason = message
-        super().__init__(f"gate {expression!r}: {message} at column {position + 1}")
+        shown = expression if len(expression) <= 100 else expression[:97] + "..."
+        super().__init__(f"gate {shown!r}: {message} at column {position + 1}")
 
     @property
     def pointer(self) -> str:
@@ -193,6 +195,7 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
 
     @property
     def tok(self) -> _Token:
@@ -236,6 +239,18 @@ class _Parser:
         return parts[0] if len(parts) == 1 else And(tuple(parts))
 
     def not_expr(self) -> Node:
+        # Each 'not' and '(' recurses: bounded, or "((((..." exhausts Python's stack.
+        if self.depth >= _MAX_NESTING:
+            raise GateSyntaxError(
+                self.text, self.tok.pos, f"'(' and 'not' nested more than {_MAX_NESTING} deep"
+            )
+        self.depth += 1
+        try:
+            return self._not_expr()
+        finally:
+            self.depth -= 1
+
+    def _not_expr(self) -> Node:
         if self.keyword("not"):
             return Not(self.not_expr())
         if self.tok.kind == "(":

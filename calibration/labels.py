@@ -137,7 +137,7 @@ def _require(table: pd.DataFrame, role: str, columns: Sequence[str]) -> None:
     if missing:
         raise LabelError(
             f"{role} table lacks column(s) {', '.join(map(repr, missing))}; "
-            f"it has {', '.join(map(repr, table.columns))}",
+            f"it has {', '.join(map(repr, table.columns)) or 'no columns (an empty file?)'}",
             column=missing[0],
         )
 

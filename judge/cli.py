@@ -207,6 +207,9 @@ def calibrate(
     from judge.analysis import calibrate_tables
     from judge.labels import label_kind, load_judge_table, load_table, mt_bench_tables
 
+    _check_seed("--seed", seed)
+    if shuffle_judge is not None:
+        _check_seed("--shuffle-judge", shuffle_judge)
     if mt_bench:
         judge_table, human_table = mt_bench_tables()
         strata = by if by is not None else ["turn"]
@@ -259,6 +262,7 @@ def compare(
     from judge.analysis import compare_source
     from judge.console import print_comparison
 
+    _check_seed("--seed", seed)
     report = compare_source(
         scores,
         judge_name=judge_name,
@@ -310,18 +314,15 @@ def simulate(
     It judges with planted, controllable biases, latency and faults; GET /_stats counts what
     it served.
     """
-    import yaml
     from pydantic import ValidationError
 
     from judge.config import format_validation_error
     from judge.simulator import SimulatorConfig, run
+    from judge.yamlfile import read_yaml_mapping
 
     knobs: dict = {}
     if config is not None:
-        try:
-            knobs = yaml.safe_load(config.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{config}: cannot read simulator config: {exc}") from None
+        knobs = read_yaml_mapping(config, "simulator config")
     if seed is not None:
         knobs["seed"] = seed
     try:
@@ -337,6 +338,20 @@ def _parse_pairs(spec: str) -> tuple[str, str | None]:
     if spec.startswith("baseline:") and spec.split(":", 1)[1]:
         return "baseline", spec.split(":", 1)[1]
     raise ConfigError(f"--pairs '{spec}': expected 'all' or 'baseline:SYSTEM'")
+
+
+def _check_seed(option: str, seed: int) -> None:
+    if seed < 0:
+        raise ConfigError(
+            f"{option} {seed}: expected a seed from 0 up (numpy refuses negative seeds)"
+        )
+
+
+def _os_error(exc: OSError) -> str:
+    message = f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        message += " (a file is where a directory must go: move it or give another path)"
+    return message
 
 
 # `judge serve` and `judge tokens` (judge/service/cli.py imports only typer at module level).
@@ -361,6 +376,11 @@ def main() -> None:
     except Exception as exc:
         if debug:
             raise
+        if isinstance(exc, OSError) and exc.filename is not None:
+            # A path the user gave cannot be made or written (a file where a directory must
+            # go, no permission, disk full): theirs to fix, like a JudgeError.
+            typer.echo(f"error: {_os_error(exc)}", err=True)
+            sys.exit(2)
         typer.echo(
             f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback, "
             "and please report it)",

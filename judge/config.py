@@ -5,10 +5,19 @@ Relative paths in a config file are resolved against the directory holding that 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from judge.errors import ConfigError
 from judge.limits import MAX_RESAMPLES
@@ -135,6 +144,12 @@ class GateConfig(_Strict):
     min_units: int = 30
 
 
+def _numpy_seed(seed: int) -> int:
+    if seed < 0:
+        raise ValueError(f"{seed}: expected a seed from 0 up (numpy refuses negative seeds)")
+    return seed
+
+
 class CalibrationConfig(_Strict):
     human: Path | None = None
     """Human labels (item_id, system_a, system_b, winner, annotator; or item_id, system, score,
@@ -149,6 +164,8 @@ class CalibrationConfig(_Strict):
     seed: int = 0
     gate: GateConfig = Field(default_factory=GateConfig)
 
+    _non_negative_seed = field_validator("seed")(_numpy_seed)
+
 
 class CompareConfig(_Strict):
     resamples: int = Field(default=10_000, ge=100, le=MAX_RESAMPLES)
@@ -157,6 +174,8 @@ class CompareConfig(_Strict):
     strata: list[str] = Field(default_factory=list)
     gates: list[str] = Field(default_factory=list)
 
+    _non_negative_seed = field_validator("seed")(_numpy_seed)
+
 
 class BudgetConfig(_Strict):
     max_cost_usd: float | None = Field(default=None, gt=0)
@@ -164,6 +183,8 @@ class BudgetConfig(_Strict):
 
 class RunConfig(_Strict):
     name: str
+    """The run's name and its default run directory, `runs/<name>`: letters, digits, '.', '_'
+    and '-', not starting with '.', so that directory stays inside `runs/`."""
     question: str | None = None
     """The decision this evaluation informs; shown first in the report."""
     data: DataConfig
@@ -187,6 +208,19 @@ class RunConfig(_Strict):
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+
+    @field_validator("name")
+    @classmethod
+    def _plain_name(cls, name: str) -> str:
+        if not _PLAIN_NAME.fullmatch(name):
+            raise ValueError(
+                f"{name!r} is not a plain name: use letters, digits, '.', '_' and '-', not "
+                "starting with '.', at most 128 characters (the run directory is runs/<name>)"
+            )
+        return name
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 
 
 def load_config(path: str | Path) -> RunConfig:

@@ -215,7 +215,7 @@ def print_comparison(report: dict) -> None:
             row["system"],
             str(row["n_items"]),
             f"{row['estimate']:.3f}",
-            f"[{row['ci_low']:.3f}, {row['ci_high']:.3f}]",
+            _interval(row["ci_low"], row["ci_high"], ".3f"),
         )
     _console.print(ranking)
     pairs = Table(title="Paired differences (a - b), percentile bootstrap over items")
@@ -228,9 +228,9 @@ def print_comparison(report: dict) -> None:
             row["a"],
             row["b"],
             f"{row['mean_diff']:+.3f}",
-            f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]",
+            _interval(row["ci_low"], row["ci_high"], "+.3f"),
             f"{row['wins']}/{row['losses']}/{row['ties']}",
-            f"{row['p_holm']:.3g}",
+            "n/a" if row["p_holm"] is None else f"{row['p_holm']:.3g}",
             "distinguishable" if row["distinguishable"] else "not distinguishable",
         )
     _console.print(pairs)
@@ -238,3 +238,10 @@ def print_comparison(report: dict) -> None:
         _console.print(f"note: {note}")
     for gate in report["gates"]:
         _console.print(f"gate {'passed' if gate['passed'] else 'FAILED'}: {gate['reason']}")
+
+
+def _interval(low: float | None, high: float | None, spec: str) -> str:
+    """An interval, or "n/a" where the bootstrap has none (a pair compared on one item)."""
+    if low is None or high is None:
+        return "n/a"
+    return f"[{low:{spec}}, {high:{spec}}]"

@@ -37,6 +37,7 @@ from judge.sources import (
     is_sequence,
 )
 from judge.types import ChatMessage, Item, Response
+from judge.untrusted import parse_json
 
 __all__ = ["SUPPORTED_FORMATS", "iter_responses", "load_items", "load_responses"]
 
@@ -306,19 +307,22 @@ def _amount(value: Any, field: str) -> float | None:
     # (an ABC) costs more than the rest of the function.
     kind = type(value)
     number: float | None = None
-    if kind is float or kind is int:
-        number = float(value)
-    elif kind is str:
-        if not value:
-            return None
-        try:
+    try:
+        if kind is float or kind is int:
             number = float(value)
-        except ValueError:
-            number = None
-    elif _is_missing(value):
-        return None
-    elif isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
-        number = float(value)
+        elif kind is str:
+            if not value:
+                return None
+            try:
+                number = float(value)
+            except ValueError:
+                number = None
+        elif _is_missing(value):
+            return None
+        elif isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+            number = float(value)
+    except OverflowError:  # an integer beyond the largest float
+        number = math.inf
     if number is not None and math.isnan(number):
         return None  # NaN is how pandas and JSON writers spell "missing" in a number column
     if number is None or not 0 <= number < math.inf:
@@ -361,7 +365,9 @@ def _messages(value: Any, encoded: bool, *, prompt: bool = False) -> tuple[ChatM
     field = "prompt" if prompt else "context"
     if isinstance(value, str) and encoded:
         try:
-            value = json.loads(value)
+            value = parse_json(value)
+        except Problem as problem:
+            raise Problem(problem.message, field) from None
         except json.JSONDecodeError as exc:
             raise Problem(
                 f"expected chat messages as a JSON list of {{role, content}} objects, found "

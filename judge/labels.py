@@ -10,23 +10,42 @@ from judge.errors import DataError
 from judge.rundir import RunDir
 
 _MT_BENCH = Path(__file__).resolve().parent.parent / "data" / "mt_bench"
+_CHUNK_ROWS = 50_000
 
 
 def load_table(path: Path) -> pd.DataFrame:
-    """A JSONL, CSV or Parquet table (optionally .gz for text formats)."""
+    """A JSONL, CSV or Parquet table (optionally .gz for text formats). JSONL and CSV are read
+    by the readers of items and responses (`judge.sources`), so a malformed line, text that is
+    not UTF-8, deep nesting, a lone surrogate or a key given twice is an error naming the line
+    (and field); an empty file is an empty table."""
+    from judge.sources import CsvSource, JsonlSource, Source
+
     if not path.exists():
         raise DataError("file not found", path=str(path))
     name = path.name.lower().removesuffix(".gz")
-    try:
-        if name.endswith((".jsonl", ".ndjson")):
-            return pd.read_json(path, lines=True, dtype=False)
-        if name.endswith(".csv"):
-            return pd.read_csv(path, dtype=str, keep_default_na=False)
-        if name.endswith(".parquet"):
+    if not name.endswith((".jsonl", ".ndjson", ".csv", ".parquet")):
+        raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
+    if name.endswith(".parquet"):  # a file, or a directory of them (a partitioned dataset)
+        import pyarrow as pa
+
+        try:
             return pd.read_parquet(path)
-    except ValueError as exc:
-        raise DataError(f"cannot read this table: {exc}", path=str(path)) from None
-    raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
+        except (ValueError, OSError, pa.ArrowException) as exc:
+            raise DataError(f"cannot read this table: {exc}", path=str(path)) from None
+    if not path.is_file():
+        raise DataError("not a file (a directory?)", path=str(path))
+    if path.stat().st_size == 0:
+        return pd.DataFrame()
+    source: Source = JsonlSource(path) if name.endswith((".jsonl", ".ndjson")) else CsvSource(path)
+    columns = source.columns()
+    if columns is not None and len(set(columns)) < len(columns):
+        twice = next(c for i, c in enumerate(columns) if c in columns[:i])
+        raise DataError(
+            f"column {twice!r} appears twice; column names must be unique", path=str(path)
+        )
+    records = [record for chunk in source.chunks(_CHUNK_ROWS) for record in chunk.records]
+    # The header is needed only when there are no rows.
+    return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
 
 
 def label_kind(table: pd.DataFrame) -> str:

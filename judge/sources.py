@@ -11,7 +11,8 @@ How each format is read, and why:
   would make item id 3 a float and then "3.0").
 - JSONL lines are parsed one by one with the `json` module instead of `pandas.read_json`, which
   parses a whole chunk at once and so cannot name the line that is malformed, not UTF-8, or
-  holds a bad value.
+  holds a bad value. `parse_json` refuses what `json.loads` lets through: keys given twice,
+  deep nesting, lone surrogates.
 """
 
 from __future__ import annotations
@@ -37,16 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from judge.errors import DataError
-
-
-class Problem(Exception):
-    """A bad value in one row, raised by the row checks in `judge.data`; the reader that
-    produced the row adds where it is (`Source.error`)."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.field = field
+from judge.untrusted import Problem, parse_json
 
 
 def is_sequence(value: Any) -> bool:
@@ -65,7 +57,8 @@ def describe(value: Any) -> str:
     if isinstance(value, bool | np.bool_):
         return f"the boolean {'true' if value else 'false'}"
     if isinstance(value, numbers.Number):
-        return f"the number {value}"
+        number = str(value)
+        return f"the number {number if len(number) <= 40 else number[:37] + '...'}"
     if isinstance(value, str):
         if not value:
             return "an empty string"
@@ -180,7 +173,9 @@ class JsonlSource(Source):
             if not text.strip():
                 continue  # a blank line holds no record
             try:
-                record = json.loads(text)
+                record = parse_json(text)
+            except Problem as problem:
+                raise self.error_at(number, number, problem) from None
             except json.JSONDecodeError as exc:
                 raise DataError(
                     f"malformed JSON: {exc.msg} at column {exc.colno}; each line must be one "
@@ -335,18 +330,44 @@ class ParquetSource(Source):
             # by pandas (one row group of up to 1Mi rows) that is every output in the file.
             with pq.ParquetFile(self.path, buffer_size=1 << 20, pre_buffer=False) as table:
                 for batch in table.iter_batches(batch_size=chunk_rows, use_threads=False):
-                    frame = batch.to_pandas(integer_object_nulls=True)
-                    columns = [str(name) for name in frame.columns]
-                    records: list[Mapping[str, Any]] = [
-                        dict(zip(columns, values, strict=True))
-                        for values in frame.itertuples(index=False, name=None)
-                    ]
+                    try:
+                        records = _batch_records(batch)
+                    except UnicodeDecodeError:
+                        raise self._not_utf8(batch, row) from None
                     yield Chunk(records, list(range(row + 1, row + len(records) + 1)))
                     row += len(records)
         except (pa.ArrowException, OSError) as exc:
             raise DataError(
                 f"not a readable Parquet file (after row {row}): {exc}", path=str(self.path)
             ) from None
+
+    def _not_utf8(self, batch: pa.RecordBatch, rows_before: int) -> DataError:
+        """The first text cell of `batch` that is not UTF-8 (pyarrow writes such files when
+        given raw buffers; they fail only when converted)."""
+        for name, column in zip(batch.schema.names, batch.columns, strict=True):
+            try:
+                column.validate(full=True)
+            except pa.ArrowInvalid as exc:
+                index = re.search(r"string index (\d+)", str(exc))
+                return DataError(
+                    "not valid UTF-8 text; save the file with UTF-8 strings",
+                    path=str(self.path),
+                    row=rows_before + 1 + int(index.group(1)) if index else None,
+                    field=name,
+                )
+        return DataError(
+            f"not valid UTF-8 text after row {rows_before}; save the file with UTF-8 strings",
+            path=str(self.path),
+        )
+
+
+def _batch_records(batch: pa.RecordBatch) -> list[Mapping[str, Any]]:
+    frame = batch.to_pandas(integer_object_nulls=True)
+    columns = [str(name) for name in frame.columns]
+    return [
+        dict(zip(columns, values, strict=True))
+        for values in frame.itertuples(index=False, name=None)
+    ]
 
 
 class Utf8Checked(io.RawIOBase):

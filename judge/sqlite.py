@@ -32,7 +32,10 @@ def connect(path: Path) -> sqlite3.Connection:
     `synchronous = NORMAL` and foreign keys on. Writes must use `transaction`."""
     # isolation_level=None: the sqlite3 module must not open transactions behind our back;
     # every write goes through an explicit BEGIN IMMEDIATE ... COMMIT.
-    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    except sqlite3.Error as exc:
+        raise _unusable(path, exc) from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         _enable_wal(conn, path)
@@ -42,10 +45,21 @@ def connect(path: Path) -> sqlite3.Connection:
         # would be requested again. FULL would fsync every judgment and cap throughput.
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
+    except sqlite3.DatabaseError as exc:  # not SQLite, a directory, unreadable, locked
+        conn.close()
+        raise _unusable(path, exc) from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _unusable(path: Path, exc: sqlite3.Error) -> StoreError:
+    if Path(path).is_dir():
+        return StoreError(f"{path}: a directory, not an SQLite file: give the path of a file")
+    return StoreError(
+        f"{path}: cannot use as an SQLite database ({exc}): move the file away or give another path"
+    )
 
 
 def _enable_wal(conn: sqlite3.Connection, path: Path) -> None:

@@ -17,7 +17,9 @@ and are parsed like any live reply.
 
 from __future__ import annotations
 
+import codecs
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,7 @@ from judge.config import JudgeSpec
 from judge.errors import ConfigError
 from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
 from judge.types import BlindingKey
+from judge.untrusted import Problem, parse_json
 
 _WINNERS = ("system_a", "system_b", "tie", "inconsistent")
 
@@ -90,38 +93,87 @@ def load_recording(
 ) -> tuple[dict[tuple[str, frozenset[str]], str], dict[tuple[str, str, str], str]]:
     pairs: dict[tuple[str, frozenset[str]], str] = {}
     replies: dict[tuple[str, str, str], str] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ConfigError(f"recorded verdicts file not found: {path}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row: dict[str, Any] = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"{path}, line {number}: malformed JSON: {exc.msg}") from None
+    for number, row in _rows(path):
         if "reply" in row:
             _need(row, ("item_id", "first", "second", "reply"), path, number)
-            replies[(str(row["item_id"]), row["first"], row["second"])] = row["reply"]
+            key = (_item_id(row, path, number), *_texts(row, ("first", "second"), path, number))
+            replies[key] = _texts(row, ("reply",), path, number)[0]
             continue
         _need(row, ("item_id", "system_a", "system_b", "winner"), path, number)
         if row["winner"] not in _WINNERS:
             raise ConfigError(
                 f"{path}, line {number}, field 'winner': expected one of {', '.join(_WINNERS)}, "
-                f"found {row['winner']!r}"
+                f"found {_clip(row['winner'])}"
             )
+        system_a, system_b = _texts(row, ("system_a", "system_b"), path, number)
         winner = row["winner"]
         if winner in ("system_a", "system_b"):
             winner = row[winner]
-        key = (str(row["item_id"]), frozenset((row["system_a"], row["system_b"])))
+        key = (_item_id(row, path, number), frozenset((system_a, system_b)))
         if key in pairs:
             raise ConfigError(f"{path}, line {number}: a second verdict for the same item and pair")
         pairs[key] = winner
     return pairs, replies
 
 
+def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line; a line that is not UTF-8, not JSON, not an
+    object, or holds what `parse_json` refuses is an error naming the line (and field)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"recorded verdicts file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the recorded verdicts: {exc.strerror}") from None
+    for number, raw in enumerate(data.removeprefix(codecs.BOM_UTF8).splitlines(), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{path}, line {number}: not valid UTF-8 (byte {exc.start + 1} of the line); "
+                "save the file as UTF-8"
+            ) from None
+        if not line.strip():
+            continue
+        try:
+            row = parse_json(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}, line {number}: malformed JSON: {exc.msg}") from None
+        except Problem as problem:
+            field = "" if problem.field is None else f", field '{problem.field}'"
+            raise ConfigError(f"{path}, line {number}{field}: {problem.message}") from None
+        if not isinstance(row, dict):
+            raise ConfigError(f"{path}, line {number}: expected a JSON object per line")
+        yield number, row
+
+
 def _need(row: dict[str, Any], fields: tuple[str, ...], path: Path, number: int) -> None:
     for name in fields:
         if name not in row:
             raise ConfigError(f"{path}, line {number}, field '{name}': missing")
+
+
+def _item_id(row: dict[str, Any], path: Path, number: int) -> str:
+    value = row["item_id"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    raise ConfigError(
+        f"{path}, line {number}, field 'item_id': expected an item id (text or integer), "
+        f"found {_clip(value)}"
+    )
+
+
+def _texts(row: dict[str, Any], fields: tuple[str, ...], path: Path, number: int) -> list[str]:
+    for name in fields:
+        if not isinstance(row[name], str):
+            raise ConfigError(
+                f"{path}, line {number}, field '{name}': expected text, found {_clip(row[name])}"
+            )
+    return [row[name] for name in fields]
+
+
+def _clip(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."

@@ -149,6 +149,8 @@ class RunDir:
 
     def item_strata(self) -> dict[str, dict[str, Any]]:
         """Each item's strata (category, turn, ...) as the store holds them."""
+        if not self.has_store():  # never create a store only to read it
+            raise DataError("not a run directory (no store.sqlite)", path=str(self.path))
         with self.open_store() as store:
             return store.item_strata()
 

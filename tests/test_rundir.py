@@ -241,3 +241,15 @@ def test_prepare_killed_at_any_instant_then_run_completes(tmp_path: Path) -> Non
         with RunStore.open(run_dir) as store:
             counts = store.counts()
         assert counts["requests"] == planned and counts["pending"] == 0
+
+
+def test_reading_a_dir_without_a_store_creates_none(tmp_path: Path) -> None:
+    """`judge compare DIR` on a directory that only looks like a run (judgments, no store): a
+    clear error, and no empty store left behind."""
+    (tmp_path / "judgments.jsonl").write_text(
+        json.dumps({"judge": "j", "item_id": "q1", "system_a": "a", "system_b": "b"}) + "\n"
+    )
+    result = run_cli("compare", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {tmp_path}: not a run directory (no store.sqlite)"
+    assert not RunDir(tmp_path).has_store()

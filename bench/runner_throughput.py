@@ -359,8 +359,8 @@ def _measure_runner(case: str, config: Any, run_dir: Path, cache: Path, n: int) 
         config, run_dir, workers=workers, cache_path=cache, log=log, on_progress=progress
     )
     t1, cpu1 = time.perf_counter(), _cpu()
-    counts = outcome.summary["counts"]
-    assert counts["responses"] == n and counts["errors"] == 0 and counts["cached"] == 0, counts
+    counts = outcome.summary.counts
+    assert counts.responses == n and counts.errors == 0 and counts.cached == 0, counts
     assert outcome.stats.sent == n, outcome.stats
     (ts, (self_s, _)), (te, (self_e, _)) = marks["start"], marks["end"]
     # Worker children are reaped when the pool closes, after the judge phase's last mark.

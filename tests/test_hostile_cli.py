@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli_here as run_cli
 
 DEEP = "[" * 100_000 + "]" * 100_000
 """Nested far beyond Python's recursion limit (which `json.loads` hits first)."""

@@ -20,7 +20,7 @@ from judge.errors import RunDirBusy
 from judge.rundir import RunDir
 from judge.simulator import SimulatorConfig, running_simulator
 from judge.store import RunStore
-from tests.helpers import REPO, run_cli
+from tests.helpers import REPO, run_cli, run_cli_here
 from tests.test_runner import judge_entry, write_dataset
 
 
@@ -114,7 +114,7 @@ def test_a_command_on_a_run_dir_in_use_exits_2_naming_the_holder(
 ) -> None:
     config = _config(tmp_path, [])
     run_dir = tmp_path / "run"
-    assert run_cli("prepare", str(config), "--run-dir", str(run_dir)).returncode == 0
+    assert run_cli_here("prepare", str(config), "--run-dir", str(run_dir)).returncode == 0
     args = [str(run_dir)] if command == "report" else [str(config), "--run-dir", str(run_dir)]
     with RunDir(run_dir).locked():
         result = run_cli(command, *args)
@@ -174,10 +174,10 @@ def test_key_written_but_nothing_stored_resumes(tmp_path: Path) -> None:
     """A prepare killed between the key and the first row: the next run keeps the key's ids."""
     config = _simulated(tmp_path)
     rundir = RunDir(tmp_path / "run")
-    assert run_cli("prepare", str(config), "--run-dir", str(rundir.path)).returncode == 0
+    assert run_cli_here("prepare", str(config), "--run-dir", str(rundir.path)).returncode == 0
     key = rundir.read_key()
     rundir.discard_store()
-    result = run_cli("run", str(config), "--run-dir", str(rundir.path), "--quiet")
+    result = run_cli_here("run", str(config), "--run-dir", str(rundir.path), "--quiet")
     assert result.returncode == 0, result.stderr
     assert rundir.read_key() == key
     with rundir.open_store() as store:
@@ -189,11 +189,11 @@ def test_requests_without_a_key_are_prepared_afresh(tmp_path: Path) -> None:
     reproduction): nothing judged yet, so the run is prepared again, with no doubled rows."""
     config = _simulated(tmp_path)
     rundir = RunDir(tmp_path / "run")
-    assert run_cli("prepare", str(config), "--run-dir", str(rundir.path)).returncode == 0
+    assert run_cli_here("prepare", str(config), "--run-dir", str(rundir.path)).returncode == 0
     with rundir.open_store() as store:
         planned = store.counts()["requests"]
     rundir.key_file.unlink()
-    result = run_cli("run", str(config), "--run-dir", str(rundir.path), "--quiet")
+    result = run_cli_here("run", str(config), "--run-dir", str(rundir.path), "--quiet")
     assert result.returncode == 0, result.stderr
     assert "preparing the run afresh" not in result.stdout  # it is a log line: --quiet
     with rundir.open_store() as store:
@@ -205,9 +205,11 @@ def test_requests_without_a_key_are_prepared_afresh(tmp_path: Path) -> None:
 def test_a_lost_key_with_paid_replies_is_a_clear_error(tmp_path: Path) -> None:
     config = _simulated(tmp_path)
     rundir = RunDir(tmp_path / "run")
-    assert run_cli("run", str(config), "--run-dir", str(rundir.path), "--quiet").returncode == 0
+    assert (
+        run_cli_here("run", str(config), "--run-dir", str(rundir.path), "--quiet").returncode == 0
+    )
     rundir.key_file.unlink()
-    result = run_cli("run", str(config), "--run-dir", str(rundir.path), "--quiet")
+    result = run_cli_here("run", str(config), "--run-dir", str(rundir.path), "--quiet")
     assert result.returncode == 2
     assert "the blinding key is missing, but the store holds" in result.stderr
     assert "restore the key file" in result.stderr and "Traceback" not in result.stderr
@@ -236,7 +238,7 @@ def test_prepare_killed_at_any_instant_then_run_completes(tmp_path: Path) -> Non
         time.sleep(duration * fraction)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        result = run_cli("run", str(config), "--run-dir", str(run_dir), "--quiet")
+        result = run_cli_here("run", str(config), "--run-dir", str(run_dir), "--quiet")
         assert result.returncode == 0, (fraction, result.stderr)
         with RunStore.open(run_dir) as store:
             counts = store.counts()
@@ -249,7 +251,7 @@ def test_reading_a_dir_without_a_store_creates_none(tmp_path: Path) -> None:
     (tmp_path / "judgments.jsonl").write_text(
         json.dumps({"judge": "j", "item_id": "q1", "system_a": "a", "system_b": "b"}) + "\n"
     )
-    result = run_cli("compare", str(tmp_path))
+    result = run_cli_here("compare", str(tmp_path))
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: {tmp_path}: not a run directory (no store.sqlite)"
     assert not RunDir(tmp_path).has_store()

@@ -1,6 +1,7 @@
-"""The page's sections, built from the run summary's fields: Question, Decision, Setup, Data,
-Results and Judge. Every number on the page is a value of the summary, formatted (`format`);
-nothing is computed here, so a reader can check any figure against `summary.json`."""
+"""The page, built from the run summary's fields: Question, Decision (`decision`), Setup,
+Data, Results and Judge (`judge_section`). Every number on the page is a value of the summary,
+formatted (`format`); nothing is computed here, so a reader can check any figure against
+`summary.json`."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 from judge import plots
 from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
+from judge.report.decision import decision_section
 from judge.report.format import (
     count,
     estimate,
@@ -21,17 +23,14 @@ from judge.report.format import (
     seconds,
     share,
     short,
-    stratum_name,
     usd,
 )
+from judge.report.judge_section import judge_section
 from judge.summary import (
     Analysis,
     Calibration,
-    JudgeBehaviour,
-    Literature,
     RunComparison,
     RunSummary,
-    SameFamily,
 )
 
 
@@ -40,11 +39,11 @@ def build(summary: RunSummary) -> list[Block]:
     blocks: list[Block] = [Heading(f"Evaluation report: {summary.run.name}", 1)]
     # The decision follows the question: a reader with a minute reads those two.
     blocks += _question(summary)
-    blocks += _decision(summary, analysis)
+    blocks += decision_section(summary, analysis)
     blocks += _setup(summary, analysis)
     blocks += _data(summary, analysis)
     blocks += _results(summary, analysis)
-    blocks += _judge(summary, analysis)
+    blocks += judge_section(summary, analysis)
     return blocks
 
 
@@ -342,199 +341,3 @@ def _cost(summary: RunSummary) -> list[Block]:
         )
     )
     return blocks
-
-
-def _judge(summary: RunSummary, analysis: Analysis) -> list[Block]:
-    blocks: list[Block] = [Heading("Judge")]
-    blocks.append(
-        Table(
-            [
-                "judge",
-                "position consistency",
-                "first slot wins",
-                "longer answer wins",
-                "ties (single order)",
-                "parse failures",
-            ],
-            [_behaviour_row(name, s) for name, s in summary.judges.items()],
-        )
-    )
-    figure = plots.judge_bias(summary.judges)
-    if figure:
-        blocks.append(Figure("judge_bias", figure, "Position consistency and first-slot wins"))
-    calibration = analysis.calibration
-    if calibration is None:
-        blocks.append(Para("Not calibrated: no human labels (calibration.human) were given."))
-        return blocks
-    overall = calibration.overall
-    m = overall.metrics
-    ceiling = overall.ceiling
-    gate = calibration.gate
-    join = calibration.join
-    blocks.append(
-        Para(
-            f"{count(join.matched_labels)} of {count(join.human_labels)} human labels fall on "
-            f"judged pairs ({count(join.human_only.count)} labelled keys were not judged); "
-            f"agreement on those {count(overall.keys)} keys, {level(calibration.confidence)} "
-            f"intervals from {count(calibration.resamples)} resamples over keys:"
-        )
-    )
-    agreement = [
-        [
-            stratum_name(part.stratum),
-            estimate(part.metrics["alpha"]),
-            share(part.metrics["agreement_s1"]),  # type: ignore[arg-type]
-            share(part.metrics["agreement_s2"]),  # type: ignore[arg-type]
-            part.gate.verdict,
-        ]
-        for part in [overall, *calibration.strata]
-        if "category" not in part.stratum
-    ]
-    blocks.append(
-        Table(["stratum", "alpha", "agreement S1 (ties count)", "S2 (no ties)", "gate"], agreement)
-    )
-    items = [
-        f"Cohen's kappa {estimate(m['kappa'])}",
-        "Human ceiling: humans among themselves alpha "
-        f"{estimate(ceiling.human_alpha if ceiling else None)}; the judge in a human's place "
-        f"{estimate(ceiling.judge_alpha_loho if ceiling else None)}; gap "
-        f"{estimate(ceiling.alpha_gap if ceiling else None)}",
-        f"Gate: {gate.verdict.upper()}",
-        *gate.reasons,
-    ]
-    blocks.append(Bullets(items))
-    figure = plots.confusion(overall.confusion)
-    if figure:
-        blocks.append(Figure("confusion", figure, "Calibration confusion matrix"))
-    blocks += _corrected(calibration)
-    blocks += _literature(analysis.literature)
-    return blocks
-
-
-def _behaviour_row(name: str, s: JudgeBehaviour) -> list[str]:
-    return [
-        name,
-        pct(s.position_consistency),
-        pct(s.first_slot_win_rate),
-        pct(s.verbosity_preference),
-        pct(s.tie_rate),
-        pct(s.parse_failure_rate),
-    ]
-
-
-def _corrected(calibration: Calibration) -> list[Block]:
-    if not calibration.corrected:
-        return []
-    rows = [
-        [
-            c.target,
-            estimate(c.raw),
-            estimate(c.human_only),
-            interval(c.value, c.ci_low, c.ci_high),
-            count(c.n),
-        ]
-        for c in calibration.corrected
-    ]
-    return [
-        Heading("Corrected estimates", 3),
-        Para(
-            "The judge's raw estimate beside the humans' alone and the PPI++ estimate that "
-            "corrects the judge with the human labels."
-        ),
-        Table(["estimate", "judge (raw)", "humans only", "corrected", "human-labelled"], rows),
-    ]
-
-
-def _literature(lit: Literature | None) -> list[Block]:
-    if lit is None:
-        return []
-    rows = [
-        [stratum_name(part.stratum), share(part.agreement_s1), share(part.agreement_s2)]
-        for part in lit.agreement
-        if "category" not in part.stratum
-    ]
-    return [
-        Heading("Against the published verdicts", 3),
-        Para(
-            f"This run's verdicts equal the published ones on {count(lit.identical_verdicts)}"
-            f" of {count(lit.shared_keys)} shared keys ({count(lit.run_keys)} judged here, "
-            f"{count(lit.keys)} published; the rest lack an answer text). The published "
-            "verdicts' agreement with the same human labels on every key:"
-        ),
-        Table(["stratum", "agreement S1", "S2"], rows),
-    ]
-
-
-def _decision(summary: RunSummary, analysis: Analysis) -> list[Block]:
-    decision = analysis.decision
-    items = []
-    if decision.leader:
-        tied = decision.leader_tied_with
-        lead = f"{decision.leader} ranks first"
-        lead += f", tied with {', '.join(tied)}" if tied else ""
-        items.append(lead + ".")
-    for n in decision.neighbours:
-        shown = f"{interval(n.diff, n.ci_low, n.ci_high)} on {count(n.n)} items"
-        need = n.items_needed
-        if n.distinguishable:
-            items.append(
-                f"{n.upper} over {n.lower}: {shown}, told apart; at this difference about "
-                f"{count(need)} items would still tell them apart."  # type: ignore[arg-type]
-            )
-        else:
-            more = f"about {count(need)} items would" if need else "no number of items would"
-            items.append(
-                f"{n.upper} vs {n.lower}: {shown}, not told apart; {more} tell them apart "
-                "if the difference held."
-            )
-    items += _self_preference_items(summary, analysis.same_family, analysis)
-    return [Heading("Decision"), Para(_gate_sentence(analysis)), Bullets(items)]
-
-
-def _self_preference_items(
-    summary: RunSummary, same: SameFamily | None, analysis: Analysis
-) -> list[str]:
-    if same is None:
-        return []
-    judges = ", ".join(j.model for j in summary.run.judges)
-    text = (
-        f"{', '.join(same.systems)} are judged by their own family ({judges}): every "
-        "verdict on their pairs is flagged, so their places rest on a judge that may favour "
-        "them."
-    )
-    check = analysis.decision.self_preference_check
-    if check is not None:
-        text += (
-            f" Largest gap on such a pair, {check.target}: the judge {num(check.judge)}, "
-            f"the humans alone {num(check.humans)} (corrected {num(check.corrected)}; "
-            "see Corrected estimates)."
-        )
-    return [text]
-
-
-def _gate_sentence(analysis: Analysis) -> str:
-    decision = analysis.decision
-    if decision.trusted:
-        return "The judge passed the calibration gate: these results can be relied on."
-    calibration = analysis.calibration
-    if calibration is None:
-        return (
-            "The judge was not calibrated against humans: treat the ranking as the judge's "
-            "opinion, not as a measurement."
-        )
-    use = calibration.gate.thresholds.alpha_use
-    sentence = (
-        f"The judge is {decision.gate.upper()} by the calibration gate: the ranking below is "
-        "flagged, not trusted."
-    )
-    ceiling = calibration.overall.ceiling
-    human = ceiling.human_alpha if ceiling is not None else None
-    if human is not None and human.ci_high is not None and human.ci_high < use:
-        return sentence + (
-            f" The humans themselves agree only to alpha {estimate(human)}, below the "
-            f"{num(use)} the gate asks of the judge: more or clearer human labels come first; "
-            "no judge can be shown to agree with labels better than they agree with each other."
-        )
-    return sentence + (
-        f" A judge-human alpha whose lower bound reaches {num(use)} would change that."
-    )

@@ -1,0 +1,130 @@
+"""The Judge section: how the judge behaved (position, length, ties, parse failures), how it
+agrees with the humans, the trust gate, corrected estimates and the published verdicts."""
+
+from __future__ import annotations
+
+from judge import plots
+from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
+from judge.report.format import count, estimate, interval, level, pct, share, stratum_name
+from judge.summary import Analysis, Calibration, JudgeBehaviour, Literature, RunSummary
+
+
+def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
+    blocks: list[Block] = [Heading("Judge")]
+    blocks.append(
+        Table(
+            [
+                "judge",
+                "position consistency",
+                "first slot wins",
+                "longer answer wins",
+                "ties (single order)",
+                "parse failures",
+            ],
+            [_behaviour_row(name, s) for name, s in summary.judges.items()],
+        )
+    )
+    figure = plots.judge_bias(summary.judges)
+    if figure:
+        blocks.append(Figure("judge_bias", figure, "Position consistency and first-slot wins"))
+    calibration = analysis.calibration
+    if calibration is None:
+        blocks.append(Para("Not calibrated: no human labels (calibration.human) were given."))
+        return blocks
+    overall = calibration.overall
+    m = overall.metrics
+    ceiling = overall.ceiling
+    gate = calibration.gate
+    join = calibration.join
+    blocks.append(
+        Para(
+            f"{count(join.matched_labels)} of {count(join.human_labels)} human labels fall on "
+            f"judged pairs ({count(join.human_only.count)} labelled keys were not judged); "
+            f"agreement on those {count(overall.keys)} keys, {level(calibration.confidence)} "
+            f"intervals from {count(calibration.resamples)} resamples over keys:"
+        )
+    )
+    agreement = [
+        [
+            stratum_name(part.stratum),
+            estimate(part.metrics["alpha"]),
+            share(part.metrics["agreement_s1"]),  # type: ignore[arg-type]
+            share(part.metrics["agreement_s2"]),  # type: ignore[arg-type]
+            part.gate.verdict,
+        ]
+        for part in [overall, *calibration.strata]
+        if "category" not in part.stratum
+    ]
+    blocks.append(
+        Table(["stratum", "alpha", "agreement S1 (ties count)", "S2 (no ties)", "gate"], agreement)
+    )
+    items = [
+        f"Cohen's kappa {estimate(m['kappa'])}",
+        "Human ceiling: humans among themselves alpha "
+        f"{estimate(ceiling.human_alpha if ceiling else None)}; the judge in a human's place "
+        f"{estimate(ceiling.judge_alpha_loho if ceiling else None)}; gap "
+        f"{estimate(ceiling.alpha_gap if ceiling else None)}",
+        f"Gate: {gate.verdict.upper()}",
+        *gate.reasons,
+    ]
+    blocks.append(Bullets(items))
+    figure = plots.confusion(overall.confusion)
+    if figure:
+        blocks.append(Figure("confusion", figure, "Calibration confusion matrix"))
+    blocks += _corrected(calibration)
+    blocks += _literature(analysis.literature)
+    return blocks
+
+
+def _behaviour_row(name: str, s: JudgeBehaviour) -> list[str]:
+    return [
+        name,
+        pct(s.position_consistency),
+        pct(s.first_slot_win_rate),
+        pct(s.verbosity_preference),
+        pct(s.tie_rate),
+        pct(s.parse_failure_rate),
+    ]
+
+
+def _corrected(calibration: Calibration) -> list[Block]:
+    if not calibration.corrected:
+        return []
+    rows = [
+        [
+            c.target,
+            estimate(c.raw),
+            estimate(c.human_only),
+            interval(c.value, c.ci_low, c.ci_high),
+            count(c.n),
+        ]
+        for c in calibration.corrected
+    ]
+    return [
+        Heading("Corrected estimates", 3),
+        Para(
+            "The judge's raw estimate beside the humans' alone and the PPI++ estimate that "
+            "corrects the judge with the human labels."
+        ),
+        Table(["estimate", "judge (raw)", "humans only", "corrected", "human-labelled"], rows),
+    ]
+
+
+def _literature(lit: Literature | None) -> list[Block]:
+    if lit is None:
+        return []
+    rows = [
+        [stratum_name(part.stratum), share(part.agreement_s1), share(part.agreement_s2)]
+        for part in lit.agreement
+        if "category" not in part.stratum
+    ]
+    return [
+        Heading("Against the published verdicts", 3),
+        Para(
+            f"This run's verdicts equal the published ones on {count(lit.identical_verdicts)}"
+            f" of {count(lit.shared_keys)} shared keys ({count(lit.run_keys)} judged here, "
+            f"{count(lit.keys)} published; the rest lack an answer text). The published "
+            "verdicts' agreement with the same human labels on every key:"
+        ),
+        Table(["stratum", "agreement S1", "S2"], rows),
+    ]

@@ -100,6 +100,11 @@ def files_for(env_data: Path, config: dict[str, Any] | str, **parts: Any) -> dic
     return {k: v for k, v in files.items() if v is not None}
 
 
+SQLITE_ONLY = pytest.mark.parametrize("env", ["sqlite"], indirect=True)
+"""For checks the database plays no part in (request validation, policy, limits): both backends
+run only what differs between them (tokens, isolation, run status, the scheduler)."""
+
+
 @pytest.fixture(scope="session", params=BACKENDS, name="env")
 def secured_env(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory

@@ -16,6 +16,7 @@ from tests.service.secured import (
     OPEN_PATHS,
     ROUTES,
     RUN_ROUTES,
+    SQLITE_ONLY,
     Env,
     config_for,
     files_for,
@@ -78,6 +79,7 @@ def test_readiness_names_the_database_it_reached(env: Env) -> None:
     assert ready.json() == {"status": "ready", "database": expected, "running": 0}
 
 
+@SQLITE_ONLY
 def test_oversize_upload_is_refused_with_413(env: Env) -> None:
     client = env.client(env.alice)
     big = b'{"item_id": "q0", "system": "s", "output": "' + b"x" * (1536 * 1024) + b'"}\n'
@@ -151,6 +153,7 @@ MALFORMED = [
 ]
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("case", MALFORMED, ids=[c[0] for c in MALFORMED])
 def test_malformed_uploads_name_file_line_and_field(env: Env, case: tuple) -> None:
     name, part, content, status, words, fields = case
@@ -175,6 +178,7 @@ def test_malformed_uploads_name_file_line_and_field(env: Env, case: tuple) -> No
     assert str(env.server.data_dir) not in response.text  # server paths stay private
 
 
+@SQLITE_ONLY
 def test_missing_parts_and_wrong_media_type(env: Env) -> None:
     client = env.client(env.alice)
     files = files_for(env.data, config_for(env.sim_url))
@@ -224,6 +228,7 @@ REFUSED = [
 ]
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("case", REFUSED, ids=[c[0] for c in REFUSED])
 def test_configs_that_could_leak_keys_or_files_are_refused(env: Env, case: tuple) -> None:
     name, change, status, field_name = case
@@ -245,6 +250,7 @@ def test_configs_that_could_leak_keys_or_files_are_refused(env: Env, case: tuple
                 assert SECRET_KEY.encode() not in path.read_bytes(), path
 
 
+@SQLITE_ONLY
 def test_server_side_paths_are_off_unless_the_operator_allows_them(env: Env) -> None:
     config = config_for(env.sim_url)
     config["data"] = {

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.service.conftest import wait_for
-from tests.service.secured import EXPANDED_MB, LINE_KB, Env, config_for, files_for
+from tests.service.secured import EXPANDED_MB, LINE_KB, SQLITE_ONLY, Env, config_for, files_for
 
 
 def run_dirs(env: Env) -> set[str]:
@@ -61,6 +61,7 @@ def finished_run(env: Env, **overrides: Any) -> str:
     return str(info["id"])
 
 
+@SQLITE_ONLY
 def test_files_expanding_past_the_limits_are_refused_before_loading(env: Env) -> None:
     """A small compressed file standing for much more data: 413 naming the file (and line,
     or row and column), and nothing of the run is kept. Without the check each of these was
@@ -119,6 +120,7 @@ def test_files_expanding_past_the_limits_are_refused_before_loading(env: Env) ->
     assert run_dirs(env) == before_dirs
 
 
+@SQLITE_ONLY
 def test_labels_are_checked_when_they_arrive(env: Env) -> None:
     """Labels the calibration cannot use are refused on arrival (422 naming file, row and
     column), with a submission and for a run still running; before, they were accepted and the
@@ -211,6 +213,7 @@ QUERY_ERRORS = [
 ]
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("case", QUERY_ERRORS, ids=[f"{c[0]}-{c[2]}" for c in QUERY_ERRORS])
 def test_query_parameter_errors_name_the_parameter_not_server_paths(env: Env, case) -> None:
     """A parameter the computation cannot use is the request's error: "Invalid request", the

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from tests.service.conftest import make_token, wait_for
-from tests.service.secured import LIMITS, Env, config_for, files_for
+from tests.service.secured import LIMITS, SQLITE_ONLY, Env, config_for, files_for
 
 
 def _runs(env: Env, token: str) -> int:
@@ -39,6 +39,7 @@ def _refused(env: Env, files: dict[str, Any]) -> tuple[dict[str, Any], int, floa
     return response.json(), response.status_code, took
 
 
+@SQLITE_ONLY
 def test_a_run_over_max_requests_is_refused_before_it_is_stored(env: Env) -> None:
     """Six systems, every pair, both orders: 15 x 10 x 2 = 300 requests from a 2 KB upload."""
     systems = [f"sys-{c}" for c in "abcdef"]
@@ -108,6 +109,7 @@ def _two_systems(items: int) -> dict[str, tuple[str, bytes]]:
     }
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("case", RUBRIC_LIMITS, ids=[c[0] for c in RUBRIC_LIMITS])
 def test_an_uploaded_rubric_is_rendered_within_the_limits(env: Env, case: tuple) -> None:
     """The 3 KB rubric that made a 382 MB store, the loop that held a server thread for
@@ -158,6 +160,7 @@ CAPS = [
 ]
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("case", CAPS, ids=[c[0] for c in CAPS])
 def test_waits_attempts_and_resamples_are_capped(env: Env, case: tuple) -> None:
     _, judge_changes, changes, field, limit = case
@@ -172,6 +175,7 @@ def test_waits_attempts_and_resamples_are_capped(env: Env, case: tuple) -> None:
     assert problem["detail"].startswith(f"{field}: ") and f"({limit})" in problem["detail"]
 
 
+@SQLITE_ONLY
 def test_resamples_past_the_library_cap_are_an_invalid_config(env: Env) -> None:
     """10^9 is over the library's own sanity cap (as for `judge run`): 422 from validation."""
     config = config_for(env.sim_url, compare={"resamples": 10**9})
@@ -180,6 +184,7 @@ def test_resamples_past_the_library_cap_are_an_invalid_config(env: Env) -> None:
     assert "compare.resamples: Input should be less than or equal to 1000000" in problem["detail"]
 
 
+@SQLITE_ONLY
 @pytest.mark.parametrize("endpoint", ["comparison", "calibration"])
 def test_on_demand_resamples_are_capped(env: Env, endpoint: str) -> None:
     client = env.client(env.alice)

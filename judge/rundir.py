@@ -206,7 +206,14 @@ class RunDir:
             raise DataError(
                 "no summary.json: run `judge run` on this config first", path=str(self.path)
             )
-        return RunSummary.from_json(self.summary_file.read_text(encoding="utf-8"))
+        try:
+            return RunSummary.from_json(self.summary_file.read_text(encoding="utf-8"))
+        except ValueError as exc:  # pydantic's ValidationError and json's errors both are
+            raise DataError(
+                f"summary.json does not match this version's summary ({_first_line(exc)}): "
+                f"rewrite it with `judge report {self.path}`",
+                path=str(self.summary_file),
+            ) from None
 
     def write_summary(self, summary: RunSummary) -> None:
         write_text(self.summary_file, summary.to_json())
@@ -294,6 +301,17 @@ class RunDir:
                     pid=pid,
                 )
             time.sleep(0.1)
+
+
+def _first_line(exc: Exception) -> str:
+    """What does not match, shortly: the first field a pydantic error names, or the message."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        found = errors()
+        if found:
+            where = ".".join(str(part) for part in found[0]["loc"])
+            return f"{len(found)} problem(s), the first at {where}: {found[0]['msg']}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def figure_link(name: str) -> str:

@@ -255,3 +255,16 @@ def test_reading_a_dir_without_a_store_creates_none(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: {tmp_path}: not a run directory (no store.sqlite)"
     assert not RunDir(tmp_path).has_store()
+
+
+def test_a_summary_this_version_cannot_read_names_the_fix(tmp_path: Path) -> None:
+    """A summary.json from an older version (a field it lacks) or a damaged one: a DataError
+    naming the first problem and `judge report`, which rewrites it from the store."""
+    from judge.errors import DataError
+
+    rundir = RunDir(tmp_path)
+    rundir.summary_file.write_text(json.dumps({"run": {"name": "x"}, "counts": {}}))
+    with pytest.raises(DataError) as error:
+        rundir.read_summary()
+    assert "the first at run.question: Field required" in str(error.value)
+    assert f"rewrite it with `judge report {tmp_path}`" in str(error.value)

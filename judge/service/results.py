@@ -105,7 +105,16 @@ def summary_for_client(paths: RunPaths, status: str) -> dict[str, Any]:
     rundir = paths.rundir
     if not rundir.has_summary():
         raise _not_yet(rundir.summary_file.name, status)
-    summary = rundir.read_summary().to_dict()
+    try:
+        summary = rundir.read_summary().to_dict()
+    except DataError:
+        raise ProblemError(
+            409,
+            "summary-outdated",
+            "Summary written by an older version",
+            "this run's summary.json was written by an older version of the service: ask the "
+            "operator to rewrite it (`judge report` on the run's directory sends no request)",
+        ) from None
     return _client_paths(finite(summary), paths)  # type: ignore[no-any-return]
 
 

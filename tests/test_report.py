@@ -309,6 +309,10 @@ def test_a_failing_compare_gate_fails_the_run(tmp_path: Path) -> None:
     assert "gate failed" in result.stdout
     summary = _summary(tmp_path / "run")
     assert summary["comparison"]["gates_passed"] is False
+    # `judge report` gives the same outcome the same exit status (it exited 0 before).
+    again = run_cli("report", str(tmp_path / "run"))
+    assert again.returncode == 1, again.stderr
+    assert "gate failed" in again.stdout
 
 
 def test_systems_latency_and_cost_are_reported(tmp_path: Path) -> None:

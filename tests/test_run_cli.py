@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from judge.simulator import SimulatorConfig, running_simulator
-from tests.helpers import REPO, run_cli
+from tests.helpers import REPO
+from tests.helpers import run_cli_here as run_cli
 
 
 @pytest.mark.parametrize("name", ["openai", "anthropic", "vllm-local", "litellm", "simulated"])

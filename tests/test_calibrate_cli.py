@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli_here as run_cli
 
 
 def test_mt_bench_calibration_prints_agreement_ceiling_and_gate() -> None:

@@ -1,4 +1,5 @@
-"""The CLI through a real subprocess: exit codes, one-line errors, outputs on disk."""
+"""The CLI: exit codes, one-line errors, outputs on disk. In this process (`run_cli_here`)
+except where a process of its own is the point (imports, `--debug` tracebacks)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.helpers import MT_BENCH, REPO, run_cli
+from tests.helpers import MT_BENCH, REPO, run_cli, run_cli_here
 
 
 def test_help_lists_commands() -> None:
-    result = run_cli("--help")
+    result = run_cli_here("--help")
     assert result.returncode == 0
     for command in ("blind", "prepare", "simulate"):
         assert command in result.stdout
@@ -30,7 +31,7 @@ def test_importing_judge_does_not_import_litellm_or_sdks() -> None:
 
 def test_blind_writes_key_apart_and_prints_scrub_report(tmp_path: Path) -> None:
     out = tmp_path / "blind"
-    result = run_cli(
+    result = run_cli_here(
         "blind",
         str(MT_BENCH / "responses.jsonl.gz"),
         "--items",
@@ -80,14 +81,14 @@ def test_blind_is_reproducible_in_the_same_out_dir(tmp_path: Path) -> None:
         str(tmp_path),
         "--allow-empty-outputs",
     ]
-    assert run_cli(*args).returncode == 0
+    assert run_cli_here(*args).returncode == 0
     first = (tmp_path / "blinded.jsonl").read_bytes()
-    assert run_cli(*args).returncode == 0
+    assert run_cli_here(*args).returncode == 0
     assert (tmp_path / "blinded.jsonl").read_bytes() == first
 
 
 def test_user_error_is_one_line_exit_2_without_traceback(tmp_path: Path) -> None:
-    result = run_cli(
+    result = run_cli_here(
         "blind",
         str(MT_BENCH / "responses.jsonl.gz"),
         "--items",
@@ -112,7 +113,7 @@ def test_debug_flag_shows_traceback(tmp_path: Path) -> None:
 
 
 def test_bad_pairs_spec(tmp_path: Path) -> None:
-    result = run_cli(
+    result = run_cli_here(
         "blind",
         str(MT_BENCH / "responses.jsonl.gz"),
         "--items",
@@ -127,7 +128,7 @@ def test_bad_pairs_spec(tmp_path: Path) -> None:
 
 
 def test_unknown_baseline_names_known_systems(tmp_path: Path) -> None:
-    result = run_cli(
+    result = run_cli_here(
         "blind",
         str(MT_BENCH / "responses.jsonl.gz"),
         "--items",
@@ -147,6 +148,6 @@ def test_bad_config_key_exit_2(tmp_path: Path) -> None:
     config.write_text(
         "name: x\ndata: {items: a.jsonl, responses: b.jsonl}\nrubric: r\njudgez: []\n"
     )
-    result = run_cli("prepare", str(config))
+    result = run_cli_here("prepare", str(config))
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: {config}: judgez: unknown key"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tests.helpers import run_cli
+from tests.helpers import run_cli_here as run_cli
 
 
 def _scores(tmp_path: Path) -> Path:

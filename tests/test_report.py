@@ -23,7 +23,7 @@ import yaml
 from judge.report import build_traced, to_markdown
 from judge.simulator import SimulatorConfig, running_simulator
 from judge.summary import RunSummary
-from tests.helpers import MT_BENCH, REPO, run_cli
+from tests.helpers import MT_BENCH, REPO, run_cli, run_cli_here
 from tests.test_demo_blinding import SYSTEMS, _response_derived_texts, _violations
 
 
@@ -107,6 +107,9 @@ def test_same_family_pairs_are_flagged_and_their_effect_shown(demo: Path) -> Non
 
 # --------------------------------------------------------------------------- report numbers
 
+Traced = tuple[str, dict[str, Any], list[tuple[Any, str]]]
+"""A report page, its summary, and the (value, text) ledger its formatters wrote."""
+
 _NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?%?")
 
 
@@ -140,7 +143,7 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
     return foreign + sorted((on_page - written) | (written - on_page))
 
 
-def _traced(run_dir: Path) -> tuple[str, dict[str, Any], list[tuple[Any, str]]]:
+def _traced(run_dir: Path) -> Traced:
     summary = _summary(run_dir)
     blocks, ledger = build_traced(RunSummary.from_dict(summary))
     report = (run_dir / "report.md").read_text(encoding="utf-8")
@@ -148,8 +151,14 @@ def _traced(run_dir: Path) -> tuple[str, dict[str, Any], list[tuple[Any, str]]]:
     return report, summary, ledger
 
 
-def test_every_number_in_the_report_comes_from_the_summary(demo: Path) -> None:
-    report, summary, ledger = _traced(demo)
+@pytest.fixture(scope="module")
+def demo_traced(demo: Path) -> Traced:
+    """The demo's page, summary and ledger, traced once (the tests below only read them)."""
+    return _traced(demo)
+
+
+def test_every_number_in_the_report_comes_from_the_summary(demo_traced: Traced) -> None:
+    report, summary, ledger = demo_traced
     assert len(ledger) > 500  # the check has something to check
     assert _page_problems(report, summary, ledger) == []
 
@@ -164,15 +173,15 @@ def test_every_number_in_the_report_comes_from_the_summary(demo: Path) -> None:
         ("2254 pairs judged", "2255 pairs judged"),
     ],
 )
-def test_the_number_check_catches_a_changed_number(demo: Path, old: str, new: str) -> None:
-    report, summary, ledger = _traced(demo)
+def test_the_number_check_catches_a_changed_number(demo_traced: Traced, old: str, new: str) -> None:
+    report, summary, ledger = demo_traced
     assert old in report
     tampered = report.replace(old, new, 1)
     assert _page_problems(tampered, summary, ledger) != []
 
 
-def test_the_number_check_catches_a_value_not_in_the_summary(demo: Path) -> None:
-    report, summary, ledger = _traced(demo)
+def test_the_number_check_catches_a_value_not_in_the_summary(demo_traced: Traced) -> None:
+    report, summary, ledger = demo_traced
     assert _page_problems(report, summary, [*ledger, (0.123456, "0.123")]) != []
 
 
@@ -260,21 +269,6 @@ def _small_config(tmp_path: Path, base_url: str, **extra: Any) -> Path:
     return path
 
 
-def test_judge_report_sends_no_request(tmp_path: Path) -> None:
-    with running_simulator(SimulatorConfig(seed=2)) as sim:
-        path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 200})
-        run_dir = tmp_path / "run"
-        assert run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet").returncode == 0
-        served = sim.stats()["requests"]
-        assert served > 0
-        result = run_cli("report", str(run_dir))
-        assert result.returncode == 0, result.stderr
-        assert sim.stats()["requests"] == served
-    report = (run_dir / "report.md").read_text(encoding="utf-8")
-    assert "Not calibrated: no human labels" in report
-    assert "not calibrated against humans" in report
-
-
 def test_same_seed_same_numbers_whatever_the_arrival_order(tmp_path: Path) -> None:
     # Replies arrive in a different order with 2 connections than with 16 (and random
     # latency); the bootstrap indexes rows, so only a fixed row order gives equal intervals.
@@ -298,21 +292,31 @@ def test_same_seed_same_numbers_whatever_the_arrival_order(tmp_path: Path) -> No
     assert summaries[0]["win_rates"] == summaries[1]["win_rates"]
 
 
-def test_a_failing_compare_gate_fails_the_run(tmp_path: Path) -> None:
+def test_a_failing_gate_fails_run_and_report_alike_and_report_sends_no_request(
+    tmp_path: Path,
+) -> None:
     with running_simulator(SimulatorConfig(seed=2)) as sim:
         gate = "diff(alpaca-13b, llama-13b) >= 2"  # a difference of verdicts is at most 1
         path = _small_config(
             tmp_path, sim.openai_base_url, compare={"resamples": 200, "gates": [gate]}
         )
-        result = run_cli("run", str(path), "--run-dir", str(tmp_path / "run"), "--quiet")
-    assert result.returncode == 1, result.stderr
-    assert "gate failed" in result.stdout
-    summary = _summary(tmp_path / "run")
-    assert summary["comparison"]["gates_passed"] is False
-    # `judge report` gives the same outcome the same exit status (it exited 0 before).
-    again = run_cli("report", str(tmp_path / "run"))
-    assert again.returncode == 1, again.stderr
-    assert "gate failed" in again.stdout
+        run_dir = tmp_path / "run"
+        result = run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet")
+        assert result.returncode == 1, result.stderr
+        assert "gate failed" in result.stdout
+        summary = _summary(run_dir)
+        assert summary["comparison"]["gates_passed"] is False
+        served = sim.stats()["requests"]
+        assert served > 0
+        # `judge report` re-analyses from the store alone, and gives the same outcome the same
+        # exit status (it exited 0 before).
+        again = run_cli("report", str(run_dir))
+        assert again.returncode == 1, again.stderr
+        assert "gate failed" in again.stdout
+        assert sim.stats()["requests"] == served
+    report = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "Not calibrated: no human labels" in report
+    assert "not calibrated against humans" in report
 
 
 def test_systems_latency_and_cost_are_reported(tmp_path: Path) -> None:
@@ -349,7 +353,7 @@ def test_systems_latency_and_cost_are_reported(tmp_path: Path) -> None:
 
 
 def test_judge_report_on_a_non_run_is_a_clear_error(tmp_path: Path) -> None:
-    result = run_cli("report", str(tmp_path))
+    result = run_cli_here("report", str(tmp_path))
     assert result.returncode == 2
     assert "not a run directory" in result.stderr
     assert "Traceback" not in result.stderr

@@ -223,6 +223,7 @@ class _Ctx:
         note = "percentile cluster bootstrap over keys"
         # Chance-corrected statistics see both orientations (module docstring).
         pk, px, py, pw = _both_orientations(j.mirror, key, jc[key], cat, weight)
+        both = "" if j.mirror is None else ", both orientations"
 
         ratio_cols = pairwise_columns(j, mask)
         confusion = np.zeros((n, k * k))
@@ -257,7 +258,7 @@ class _Ctx:
         judge_alpha, _ = alpha(
             "judge",
             _package_pairs(px, py, pw, k, domain, lv),
-            f"krippendorff alpha ({lv}), judge vs each human label; {note}",
+            f"krippendorff alpha ({lv}), judge vs each human label{both}; {note}",
         )
         ratio = ratio_estimates(
             ratio_cols,
@@ -294,17 +295,17 @@ class _Ctx:
 
         ceiling = None
         if multi.any():
-            both = h if j.mirror is None else np.vstack([h, h[:, j.mirror]])
+            doubled = h if j.mirror is None else np.vstack([h, h[:, j.mirror]])
             human_alpha, human_boot = alpha(
                 "human",
-                package_alpha(both, domain, lv) if both.size * k <= _PACKAGE_CELLS else None,
-                f"krippendorff alpha ({lv}) among humans; {note}",
+                package_alpha(doubled, domain, lv) if doubled.size * k <= _PACKAGE_CELLS else None,
+                f"krippendorff alpha ({lv}) among humans{both}; {note}",
             )
             loho_alpha, loho_boot = alpha(
                 "loho",
                 _package_pairs(px, py, pw * multi[pk], k, domain, lv),
                 f"krippendorff alpha ({lv}), judge vs each human label on keys with >= 2 "
-                f"labels (leave-one-human-out); {note}",
+                f"labels (leave-one-human-out){both}; {note}",
             )
             method = f"judge LOHO alpha - human alpha; paired {note}"
             if human_boot is None or loho_boot is None:
@@ -347,7 +348,8 @@ class _Ctx:
         """Cohen's kappa of judge vs each human label (their confusion matrix), resampled;
         weighted by the distance of the labels' values."""
         k = int(np.sqrt(confusion.shape[1]))
-        method = f"cohen kappa ({weights or 'unweighted'}), judge vs each human label; {note}"
+        both = "" if self.joined.mirror is None else ", both orientations"
+        method = f"cohen kappa ({weights or 'unweighted'}), judge vs each human label{both}; {note}"
         point = kappa_from_confusion(confusion.sum(axis=0).reshape(k, k), weights, values)[0]
         if not np.isfinite(point):
             reason = "expected disagreement is zero (one label throughout)"

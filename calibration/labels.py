@@ -6,8 +6,14 @@ score` (+ `annotator`). Any other column is carried along (strata such as `categ
 
 A pairwise key is the item and the *unordered* system pair: rows are normalised so that
 `system_a < system_b`, flipping a/b when the names are swapped (as the MT-Bench paper's
-FastChat script does). Nothing is silently dropped: keys present on one side only, and judge
-rows without a verdict, are counted and exemplified in the `JoinSummary`.
+FastChat script does). That orientation is arbitrary, so chance-corrected statistics count each
+key in both (`JoinedLabels.mirror`; see `calibration.calibrate`). Nothing is silently dropped:
+keys present on one side only, and judge rows without a verdict, are counted and exemplified in
+the `JoinSummary`.
+
+Matched keys are ordered by item, then by their labels (up to orientation), and only then by
+system names: keys that names alone would reorder are interchangeable for every statistic, so
+the bootstrap draws, and with them the intervals, do not change when a system is renamed.
 """
 
 from __future__ import annotations
@@ -99,6 +105,15 @@ class JoinedLabels:
     """Judge rows with a verdict and no human label: key columns, strata, `judge`."""
     summary: JoinSummary
     strata: tuple[str, ...]
+
+    @property
+    def mirror(self) -> np.ndarray | None:
+        """Pairwise: the category permutation that exchanges system_a and system_b (a <-> b,
+        tie stays); None for absolute scores, which have no orientation."""
+        if self.kind == "absolute":
+            return None
+        swap = {"a": "b", "b": "a", "tie": "tie"}
+        return np.array([self.categories.index(swap[c]) for c in self.categories])
 
     @property
     def values(self) -> np.ndarray:
@@ -245,11 +260,15 @@ def join_labels(
     *,
     kind: Kind,
     strata: Sequence[str] = (),
+    scale: Sequence[float] | None = None,
 ) -> JoinedLabels:
     """Validate both tables and join them by key (see the module docstring).
 
     Strata are key-level columns (e.g. `category`, `turn`) read from the judge table, or the
     human table when the judge table lacks them; a stratum that varies within a key is an error.
+    `scale` (absolute scores): every value the rubric allows, used or not, so unused levels
+    are categories too; a human score outside it is an error (a judge panel's mean score may
+    fall between levels). Without it the categories are the scores that occur.
     """
     judge = normalise(judge_table, kind, "judge")
     human = normalise(human_table, kind, "human")
@@ -274,6 +293,8 @@ def join_labels(
 
     if kind == "pairwise":
         categories: tuple = OUTCOMES
+    elif scale is not None:
+        categories = _on_scale(scale, human, human_table, matched["judge"].to_numpy(float))
     else:
         scores = np.concatenate([matched["judge"].to_numpy(float), human["label"].to_numpy(float)])
         categories = tuple(float(v) for v in np.unique(scores))
@@ -287,6 +308,15 @@ def join_labels(
     counts = np.zeros((len(matched), len(categories)), dtype=np.int64)
     np.add.at(counts, (comp["key"].to_numpy(), human_codes), 1)
     judge_code = matched["judge"].map(code).to_numpy(np.int64)
+
+    order = _canonical_order(matched["item_id"], judge_code, counts, kind)
+    matched = matched.iloc[order].reset_index(drop=True)
+    judge_code, counts = judge_code[order], counts[order]
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    comp["key"] = position[comp["key"].to_numpy()]
+    comp = comp.sort_values(["key"], kind="stable").reset_index(drop=True)
+    matched["key"] = np.arange(len(matched))
 
     if strata:
         matched = matched.merge(key_strata, on=key_cols, how="left")
@@ -314,6 +344,42 @@ def join_labels(
         summary=summary,
         strata=strata,
     )
+
+
+def _on_scale(
+    scale: Sequence[float], human: pd.DataFrame, src: pd.DataFrame, judge: np.ndarray
+) -> tuple:
+    """The rubric's values, with any other score of the judge (a panel's mean falls between
+    levels), as categories; a human score off the scale is an error."""
+    allowed = np.unique(np.asarray(scale, dtype=float))
+    score = human["label"].to_numpy(float)
+    outside = ~np.isin(score, allowed)
+    if outside.any():
+        pos = int(np.flatnonzero(outside)[0])
+        raise _cell_error(
+            "human",
+            src,
+            pos,
+            "score",
+            f"{score[pos]:g} is not on the rubric's scale ({', '.join(f'{v:g}' for v in allowed)})",
+        )
+    return tuple(float(v) for v in np.union1d(allowed, judge))
+
+
+def _canonical_order(
+    item_id: pd.Series, judge_code: np.ndarray, counts: np.ndarray, kind: Kind
+) -> np.ndarray:
+    """Keys by item, then by (judge label, human label counts) taken in the orientation that
+    sorts first, then as they came (by system names): see the module docstring."""
+    sig = np.column_stack([judge_code, counts])
+    if kind == "pairwise":
+        swap = np.array([OUTCOMES.index(o) for o in ("b", "a", "tie")])
+        flipped = np.column_stack([swap[judge_code], counts[:, swap]])
+        diff = flipped - sig
+        first = diff[np.arange(len(diff)), np.argmax(diff != 0, axis=1)]
+        sig = np.where((first < 0)[:, None], flipped, sig)
+    item = pd.factorize(item_id.astype(str), sort=True)[0]
+    return np.lexsort([np.arange(len(sig)), *sig.T[::-1], item])
 
 
 def _one_judge(judge: pd.DataFrame) -> None:

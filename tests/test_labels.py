@@ -139,8 +139,11 @@ def test_absolute_join() -> None:
     )
     joined = join_labels(judge, human, kind="absolute")
     assert joined.categories == (2.0, 4.0, 5.0)
-    assert joined.human_counts.tolist() == [[0, 1, 1], [1, 0, 0]]
-    assert joined.judge_code.tolist() == [1, 0]
+    # Keys of one item are ordered by their labels, not by system name: t (judge 2) first.
+    assert joined.keys["system"].tolist() == ["t", "s"]
+    assert joined.human_counts.tolist() == [[1, 0, 0], [0, 1, 1]]
+    assert joined.judge_code.tolist() == [0, 1]
+    assert joined.comparisons["key"].tolist() == [0, 1, 1]
     assert joined.summary.judge_only.count == 1  # i2/s: no human label (and no verdict)
     assert len(joined.judge_only) == 0  # ... so it is not usable as an unlabeled unit
 

@@ -18,29 +18,36 @@ class KindConflict(LabelError):
         self.columns = columns
 
 
+_DECIDING: tuple[tuple[str, Kind], ...] = (
+    ("system_a", "pairwise"),
+    ("system_b", "pairwise"),
+    ("system", "absolute"),
+    ("winner", "pairwise"),
+    ("score", "absolute"),
+)
+"""Columns that tell a table's kind, keys first: a pairwise table may carry a `score` column as
+data, so a value column decides only when no key column does."""
+
+
 def table_kind(table: pd.DataFrame) -> tuple[Kind | None, str | None]:
-    """The kind of labels a table holds and the column that says so, from its key columns
-    (`system_a`/`system_b` pairwise, `system` absolute), else from its value column
-    (`winner` pairwise, `score` absolute): a pairwise table may carry a `score` column as
-    data. (None, None) when no column tells."""
-    columns = set(table.columns)
-    for column, kind in (
-        ("system_a", "pairwise"),
-        ("system_b", "pairwise"),
-        ("system", "absolute"),
-        ("winner", "pairwise"),
-        ("score", "absolute"),
-    ):
-        if column in columns:
-            return kind, column  # type: ignore[return-value]
+    """The kind of labels a table holds and the column that says so (see `_DECIDING`);
+    (None, None) when no column tells."""
+    for column, kind in _DECIDING:
+        if column in table.columns:
+            return kind, column
     return None, None
 
 
 def infer_kind(judge_table: pd.DataFrame, human_table: pd.DataFrame) -> Kind:
-    """The kind both tables hold (see `table_kind`). Raises `KindConflict` naming each table's
-    deciding column when they differ, `LabelError` when neither tells."""
-    found = {role: table_kind(t) for role, t in (("judge", judge_table), ("human", human_table))}
-    kinds = {kind for kind, _ in found.values() if kind is not None}
+    """The kind both tables hold (a table that tells nothing takes the other's). Raises
+    `KindConflict` naming each table's deciding column when they differ, `LabelError` when
+    neither tells."""
+    told: dict[str, tuple[Kind, str]] = {}
+    for role, table in (("judge", judge_table), ("human", human_table)):
+        kind, column = table_kind(table)
+        if kind is not None and column is not None:
+            told[role] = (kind, column)
+    kinds = {kind for kind, _ in told.values()}
     if len(kinds) == 1:
         return kinds.pop()
     if not kinds:
@@ -49,10 +56,9 @@ def infer_kind(judge_table: pd.DataFrame, human_table: pd.DataFrame) -> Kind:
             "(absolute) column; name the columns so, or give the kind",
             column="system_a",
         )
-    columns: dict[str, tuple[Kind, str]] = {r: (k, c) for r, (k, c) in found.items()}  # type: ignore[misc]
-    said = "; ".join(f"the {r} table is {k} (column {c!r})" for r, (k, c) in columns.items())
+    said = "; ".join(f"the {r} table is {k} (column {c!r})" for r, (k, c) in told.items())
     raise KindConflict(
         f"the tables hold different kinds of labels: {said}; both must be pairwise "
         "(item_id, system_a, system_b, winner) or both absolute (item_id, system, score)",
-        columns=columns,
+        columns=told,
     )

@@ -303,10 +303,10 @@ def join_labels(
     human = normalise(human_table, kind, "human")
     key_cols = list(_KEYS[kind])
     _one_judge(judge)
-    judge, orders = _one_judgment_per_key(judge, judge_table, key_cols)
-
     strata = tuple(strata)
+    # Before the orders are combined: error rows are then rows of the table as given.
     key_strata = _key_strata(judge, human, judge_table, human_table, key_cols, strata)
+    judge, orders = _one_judgment_per_key(judge, judge_table, key_cols)
 
     judge_keys = judge[[*key_cols, "label"]].rename(columns={"label": "judge"})
     labelled = human[key_cols].drop_duplicates()

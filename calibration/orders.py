@@ -87,13 +87,12 @@ def combine_table_orders(
     wide = wide.reindex(columns=list(ORDERS))
     pairs = wide.astype(object).where(wide.notna(), None).to_numpy()
     combined = [combine_orders(ab, ba) for ab, ba in pairs]
-    labels = pd.DataFrame(
-        {"label": pd.Series([c.label for c in combined], dtype=object)},
-    )
-    labels[key_cols] = wide.index.to_frame(index=False)
+    labels = wide.index.to_frame(index=False)
+    labels["label"] = pd.Series([c.label for c in combined], dtype=object)
     out = first.merge(labels, on=key_cols, how="left", sort=False)
-    both = np.array([c.orders == 2 for c in combined], dtype=bool)
-    disagreed = np.array([c.consistent is False for c in combined], dtype=bool)
-    single = np.array([c.orders == 1 for c in combined], dtype=bool)
-    counts = OrderCounts(int(both.sum()), int(disagreed.sum()), int(single.sum()))
+    counts = OrderCounts(
+        both_orders=sum(c.orders == 2 for c in combined),
+        disagreed=sum(c.consistent is False for c in combined),
+        one_order=sum(c.orders == 1 for c in combined),
+    )
     return out.reset_index(drop=True), counts

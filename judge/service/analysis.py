@@ -71,6 +71,7 @@ def calibration_of(
         strata=by,
         resamples=resamples,
         seed=seed,
+        judge_path=run_dir,
         human_path=human,
     )
     return finite(report.to_dict())

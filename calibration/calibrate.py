@@ -470,6 +470,7 @@ def _render(r: CalibrationReport) -> str:
         f"judgment and human labels, {j.matched_labels} human labels",
         f"  judge-only keys {j.judge_only.count}; human keys the judge lacks "
         f"{j.human_only.count}; judgments without a verdict {j.judge_no_verdict.count}",
+        *(f"  {note}" for note in j.notes()),
         f"  intervals: {r.confidence:.0%} percentile cluster bootstrap over keys, "
         f"{r.resamples} resamples, seed {r.seed}",
         "",

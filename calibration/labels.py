@@ -1,8 +1,13 @@
 """Human labels and judge judgments as tables, validated and joined by key.
 
-Pairwise tables: `item_id, system_a, system_b, winner` (+ `annotator` for human labels), winner
-in {a, b, tie} (or the name of one of the row's systems). Absolute tables: `item_id, system,
-score` (+ `annotator`). Any other column is carried along (strata such as `category`, `turn`).
+Pairwise tables: `item_id, system_a, system_b, winner`, winner in {a, b, tie} (or the name of
+one of the row's systems). Absolute tables: `item_id, system, score`. Any other column is
+carried along (strata such as `category`, `turn`).
+
+A human table without an `annotator` column counts each row as its own (anonymous) annotator.
+A pairwise judge table may hold a comparison's two presentation orders, told apart by an
+`order` column (`AB`/`BA`; `winner` still names the row's systems): they are combined by the
+runner's rule (`calibration.orders.combine_orders`).
 
 A pairwise key is the item and the *unordered* system pair: rows are normalised so that
 `system_a < system_b`, flipping a/b when the names are swapped (as the MT-Bench paper's
@@ -26,6 +31,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from calibration.orders import OrderCounts, combine_table_orders, parse_orders
+
 Kind = Literal["pairwise", "absolute"]
 OUTCOMES: tuple[str, ...] = ("a", "b", "tie")
 """Pairwise label categories, in the order used by codes and confusion matrices."""
@@ -43,15 +50,23 @@ _EXAMPLES = 5
 class LabelError(ValueError):
     """A label or judgment table is malformed; the message names the row and column.
 
-    For a callers' own error format the parts are attributes too: `row` (0-based position in
-    the table) and `problem` when one cell is at fault, `column` for that cell or for the
-    first missing column, `problem` alone otherwise.
+    For a callers' own error format the parts are attributes too: `role` (`judge` or
+    `human`) when one table is at fault, `row` (0-based position in that table) and `problem`
+    when one cell is at fault, `column` for that cell or for the first missing column,
+    `problem` alone otherwise.
     """
 
     def __init__(
-        self, message: str, *, row: int | None = None, column: str | None = None, problem=None
+        self,
+        message: str,
+        *,
+        role: str | None = None,
+        row: int | None = None,
+        column: str | None = None,
+        problem: str | None = None,
     ) -> None:
         super().__init__(message)
+        self.role = role
         self.row = row
         self.column = column
         self.problem: str = problem or message
@@ -81,9 +96,25 @@ class JoinSummary:
     """Human-labelled keys whose judge row has no verdict (parse failure, error): not comparable."""
     repeated_labels: int
     """Human labels repeating an (annotator, key) already labelled; each counts as one vote."""
+    judge_orders: OrderCounts | None = None
+    """How the judge table's two presentation orders were combined; None without an `order`
+    column."""
+    annotator_per_row: bool = False
+    """The human table has no `annotator` column: each row counted as its own annotator."""
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def notes(self) -> list[str]:
+        """What was assumed or combined while reading the tables, one sentence each."""
+        notes = [] if self.judge_orders is None else [self.judge_orders.note()]
+        if self.annotator_per_row:
+            notes.append(
+                "annotators: the human table has no 'annotator' column, so each row counts as "
+                "its own annotator (labels on one key are distinct labels; add the column to "
+                "follow annotators across keys)"
+            )
+        return notes
 
 
 @dataclass(frozen=True)
@@ -143,18 +174,22 @@ def _where(role: str, table: pd.DataFrame, pos: int, column: str) -> str:
 
 def _cell_error(role: str, table: pd.DataFrame, pos: int, column: str, problem: str) -> LabelError:
     return LabelError(
-        f"{_where(role, table, pos, column)}: {problem}", row=pos, column=column, problem=problem
+        f"{_where(role, table, pos, column)}: {problem}",
+        role=role,
+        row=pos,
+        column=column,
+        problem=problem,
     )
 
 
 def _require(table: pd.DataFrame, role: str, columns: Sequence[str]) -> None:
     missing = [c for c in columns if c not in table.columns]
     if missing:
-        raise LabelError(
-            f"{role} table lacks column(s) {', '.join(map(repr, missing))}; "
-            f"it has {', '.join(map(repr, table.columns)) or 'no columns (an empty file?)'}",
-            column=missing[0],
+        problem = (
+            f"lacks column(s) {', '.join(map(repr, missing))}; "
+            f"it has {', '.join(map(repr, table.columns)) or 'no columns (an empty file?)'}"
         )
+        raise LabelError(f"{role} table {problem}", role=role, column=missing[0], problem=problem)
 
 
 def _text_column(table: pd.DataFrame, role: str, column: str) -> pd.Series:
@@ -175,17 +210,30 @@ def normalise(table: pd.DataFrame, kind: Kind, role: Literal["judge", "human"]) 
         raise LabelError(f"kind must be 'pairwise' or 'absolute', got {kind!r}")
     if not isinstance(table, pd.DataFrame):
         raise LabelError(f"{role} labels must be a pandas DataFrame, got {type(table).__name__}")
-    needed = [*_KEYS[kind], _VALUE[kind]] + (["annotator"] if role == "human" else [])
-    _require(table, role, needed)
+    _require(table, role, [*_KEYS[kind], _VALUE[kind]])
     out = table.reset_index(drop=True).copy()
     src = table
-    for col in _KEYS[kind] + (("annotator",) if role == "human" else ()):
+    text = _KEYS[kind] + (("annotator",) if role == "human" and "annotator" in table else ())
+    for col in text:
         out[col] = _text_column(src, role, col).to_numpy()
+    if role == "human" and "annotator" not in table:
+        # Anonymous labels: each row its own annotator (see the module docstring).
+        out["annotator"] = [f"row-{pos}" for pos in range(len(out))]
     if kind == "pairwise":
         _pairwise_labels(out, src, role)
+        if role == "judge" and "order" in table:
+            out["order"] = _orders(src, role)
     else:
         _absolute_labels(out, src, role)
     return out.drop(columns=[_VALUE[kind]])
+
+
+def _orders(src: pd.DataFrame, role: str) -> np.ndarray:
+    orders, bad = parse_orders(_text_column(src, role, "order"))
+    if bad is not None:
+        problem = f"{src['order'].iat[bad]!r} is not AB or BA (the presentation order)"
+        raise _cell_error(role, src, bad, "order", problem)
+    return orders
 
 
 def _pairwise_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
@@ -274,10 +322,10 @@ def join_labels(
     human = normalise(human_table, kind, "human")
     key_cols = list(_KEYS[kind])
     _one_judge(judge)
-    _no_duplicate_keys(judge, judge_table, key_cols)
-
     strata = tuple(strata)
+    # Before the orders are combined: error rows are then rows of the table as given.
     key_strata = _key_strata(judge, human, judge_table, human_table, key_cols, strata)
+    judge, orders = _one_judgment_per_key(judge, judge_table, key_cols)
 
     judge_keys = judge[[*key_cols, "label"]].rename(columns={"label": "judge"})
     labelled = human[key_cols].drop_duplicates()
@@ -332,6 +380,8 @@ def join_labels(
         human_only=_unmatched(human_only, key_cols),
         judge_no_verdict=_unmatched(no_verdict, key_cols),
         repeated_labels=repeated,
+        judge_orders=orders,
+        annotator_per_row="annotator" not in human_table,
     )
     return JoinedLabels(
         kind=kind,
@@ -393,17 +443,37 @@ def _one_judge(judge: pd.DataFrame) -> None:
             )
 
 
-def _no_duplicate_keys(judge: pd.DataFrame, src: pd.DataFrame, key_cols: list[str]) -> None:
-    dup = judge.duplicated(key_cols, keep=False).to_numpy()
+def _one_judgment_per_key(
+    judge: pd.DataFrame, src: pd.DataFrame, key_cols: list[str]
+) -> tuple[pd.DataFrame, OrderCounts | None]:
+    """The judge table with one row per key: the two presentation orders of a key combined
+    when an `order` column tells them apart; any other repeated key is an error."""
+    by_order = "order" in judge.columns and key_cols[-1] == "system_b"
+    unique = [*key_cols, "order"] if by_order else key_cols
+    dup = judge.duplicated(unique, keep=False).to_numpy()
     if dup.any():
         first = judge[dup].iloc[0]
-        same = judge[(judge[key_cols] == first[key_cols]).all(axis=1)].index[:2]
+        same = judge[(judge[unique] == first[unique]).all(axis=1)].index[:2]
         key = " | ".join(str(first[c]) for c in key_cols)
+        key += f" in order {first['order']}" if by_order else ""
+        fix = "keep one judgment per key" + (" and order" if by_order else "")
+        if not by_order and key_cols[-1] == "system_b":
+            fix += (
+                ", or, if the rows are a comparison's two presentation orders, add an 'order' "
+                "column (AB or BA): they are then combined as the runner combines them"
+            )
+        problem = f"{key} is judged by an earlier row too; {fix}"
         raise LabelError(
             f"judge table, rows {same[0]} and {same[1]} (index {_index(src, same[0])!r}, "
-            f"{_index(src, same[1])!r}), columns {', '.join(key_cols)}: both judge {key}; "
-            "keep one judgment per key"
+            f"{_index(src, same[1])!r}), columns {', '.join(unique)}: both judge {key}; {fix}",
+            role="judge",
+            row=int(same[1]),
+            column=unique[-1],
+            problem=problem,
         )
+    if not by_order:
+        return judge, None
+    return combine_table_orders(judge, key_cols)
 
 
 def _key_strata(

@@ -58,7 +58,7 @@ def test_winner_may_be_a_system_name_or_missing_for_the_judge() -> None:
         (_human(winner=["a", None, "b"]), "human", r"row 1 .*column 'winner': missing"),
         (_human(system_b=["y", "y", "y"]), "human", r"row 1 .*column 'system_b': same system"),
         (_human(annotator=["h1", "", "h2"]), "human", r"row 1 .*column 'annotator': empty"),
-        (_human().drop(columns="annotator"), "human", r"lacks column\(s\) 'annotator'"),
+        (_human().drop(columns="item_id"), "human", r"lacks column\(s\) 'item_id'"),
     ],
 )
 def test_validation_errors_name_row_and_column(
@@ -182,5 +182,9 @@ def test_label_errors_carry_the_cell_at_fault() -> None:
     assert bad.value.problem.startswith("'maybe' is not a, b, tie")
     assert str(bad.value) == f"human table, row 1 (index 1), column 'winner': {bad.value.problem}"
     with pytest.raises(LabelError) as lacking:
-        normalise(human.drop(columns=["annotator"]), "pairwise", "human")
-    assert (lacking.value.row, lacking.value.column) == (None, "annotator")
+        normalise(human.drop(columns=["winner"]), "pairwise", "human")
+    assert (lacking.value.role, lacking.value.row, lacking.value.column) == (
+        "human",
+        None,
+        "winner",
+    )

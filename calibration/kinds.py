@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from calibration.labels import Kind, LabelError
+from calibration.label_tables import Kind, LabelError
 
 
 class KindConflict(LabelError):

@@ -284,3 +284,36 @@ def test_ranks_and_told_apart_do_not_depend_on_names_or_row_order(kind: str) -> 
             renamed["score_a"] = 1 - renamed["score_a"]
         report = compare_table(renamed, kind=kind, resamples=1_000, seed=7)
         assert _outcome(report, {v: k for k, v in rename.items()}) == expected
+
+
+# --------------------------------------------------------------------------- on the page
+
+
+def test_floor_limited_p_values_are_printed_below_the_floor(capsys: pytest.CaptureFixture) -> None:
+    from judge.console import print_comparison
+    from judge.report.format import pvalue
+
+    # One pair (a family of one), 12 varied items, 5 sd apart: no resample of 999 crosses 0,
+    # neither the sign test nor the normal approximation applies, and 1/1000 is already
+    # below the level: the p-value stays the floor, printed "< 0.001".
+    rng = np.random.default_rng(3)
+    rows = [(f"i{i}", s, m + rng.normal()) for i in range(12) for s, m in (("x", 5.0), ("y", 0.0))]
+    table = pd.DataFrame(rows, columns=["item_id", "system", "score"])
+    report = compare_table(table, kind="scores", resamples=999, seed=0)
+    (c,) = report.comparisons
+    assert c.result.p_floor_limited and c.p_holm == pytest.approx(1 / 1000) and c.told_apart
+    assert pvalue(c.p_holm, c.result.p_floor_limited) == "< 0.001"
+    assert pvalue(2.2e-15) == "2.2e-15" and pvalue(0.0123) == "0.012"
+    print_comparison(report.to_dict())
+    out = capsys.readouterr().out
+    assert "│  < 0.001 │ told apart │" in out and "below 0.001" in out
+
+
+def test_a_gates_p_value_is_the_pairs_holm_adjusted_one() -> None:
+    report = compare_table(
+        _scores(0), kind="scores", resamples=1_000, seed=7, gates=["p_value(diff(a, b)) < 0.05"]
+    )
+    (pair,) = [c for c in report.comparisons if (c.a, c.b) == ("a", "b")]
+    (gate,) = report.gates
+    assert pair.p_holm > pair.result.p_value  # ten pairs: Holm raised it
+    assert gate.value == pytest.approx(pair.p_holm) and gate.passed == pair.told_apart

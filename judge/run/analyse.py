@@ -2,13 +2,13 @@
 every number the report shows, as the typed sections of the run's summary (the report only
 formats what is there).
 
-Sections: `comparison` (paired bootstrap, Bradley-Terry ranking with tied ranks, per
-stratum), `win_rates` (each system against the field, item-cluster intervals), `same_family`
-(what the verdicts of a judge on its own family's systems change), `calibration` (agreement with
-intervals, human ceiling, gate, corrected estimates), `literature` (the judge's published
-verdicts: agreement on every labelled key, and whether this run reproduces them), `data` and
-`decision` (what the data supports and how many items would change it).
-"""
+Sections: `comparison` (paired bootstrap, Holm-adjusted; Bradley-Terry ordering with ranks from
+the same tests; per stratum), `win_rates` (each system against the field, item-cluster
+intervals), `same_family` (what the verdicts of a judge on its own family's systems change),
+`calibration` (agreement with intervals, human ceiling, gate, corrected estimates), `literature`
+(the judge's published verdicts: agreement on every labelled key, and whether this run
+reproduces them), `data` and `decision` (what the data supports and how many items would change
+it)."""
 
 from __future__ import annotations
 

@@ -273,22 +273,93 @@ class Confusion(_Model):
     columns: str
 
 
+CheckStatus = Literal["passed", "failed", "not enough evidence", "not applicable"]
+StandInOutcome = Literal["human-level", "inconclusive", "below humans", "not enough evidence"]
+
+
 class GateCheck(_Model):
     name: str
-    outcome: str
+    status: CheckStatus
     message: str
 
 
 class Thresholds(_Model):
-    alpha_use: float
-    alpha_rely: float
     ceiling_margin: float
+    annotator_margin: float
+    annotator_min_items: int
+    labels_tentative: float
+    labels_reliable: float
     min_units: int
+
+
+class AnnotatorResult(_Model):
+    annotator: str
+    items: int
+    judge_advantage: float
+    annotator_advantage: float
+    p_value: float
+    p_adjusted: float
+    rejected: bool
+
+
+class AnnotatorTest(_Model):
+    """The alternative annotator test (Calderon et al. 2025)."""
+
+    status: CheckStatus
+    message: str
+    scoring: Literal["accuracy", "negative RMSE"]
+    epsilon: float
+    q: float
+    min_items: int
+    annotators: list[AnnotatorResult]
+    too_few_items: int
+    winning_rate: float | None
+    advantage_probability: float | None
+    items_needed: int | None
+
+
+class NonInferiority(_Model):
+    outcome: StandInOutcome
+    margin: float
+    keys: int
+    gap: Estimate | None
+    items_needed: int | None
+    message: str
+
+
+class StandIn(_Model):
+    """Can this judge stand in for a human?"""
+
+    outcome: StandInOutcome
+    non_inferiority: NonInferiority
+    annotators: AnnotatorTest | None
+
+
+class LabelReliability(_Model):
+    """Are the human labels reliable? (About the task and rubric, not the judge.)"""
+
+    outcome: Literal["reliable", "tentative", "unreliable", "unknown"]
+    human_alpha: Estimate | None
+    message: str
+
+
+class ShuffleControl(_Model):
+    agreement: float
+    shuffled: float
+    p_value: float
+    permutations: int
+    seed: int
 
 
 class TrustGate(_Model):
     verdict: Literal["trusted", "provisional", "untrusted"]
     reasons: list[str]
+    """What failed or lacked evidence, only that."""
+    passed: list[str]
+    notes: list[str]
+    stand_in: StandIn
+    labels: LabelReliability
+    control: ShuffleControl | None
     checks: list[GateCheck]
     thresholds: Thresholds
 

@@ -217,12 +217,13 @@ def alternative_annotator_test(
     omega = float(np.mean(rejected))
     rho = float(np.mean([r.judge_advantage for r in results]))
     passed = omega >= WINNING_RATE
+    shared = f"{min(r.items for r in results)}-{max(r.items for r in results)}"
     return result(
         "passed" if passed else "failed",
-        f"alternative annotator test (epsilon {epsilon:g}, Benjamini-Yekutieli q {q:g}): the "
-        f"judge can replace {int(rejected.sum())} of {len(results)} annotators (winning rate "
-        f"{omega:.2f}, {'>=' if passed else '<'} {WINNING_RATE}); advantage probability "
-        f"{rho:.3f}",
+        f"alternative annotator test: the judge could replace {int(rejected.sum())} of "
+        f"{len(results)} annotators (winning rate {omega:.2f}, {WINNING_RATE} needed; epsilon "
+        f"{epsilon:g}, Benjamini-Yekutieli q {q:g}; {shared} shared keys per annotator); "
+        f"advantage probability {rho:.3f}",
         annotators=results,
         too_few_items=len(items) - len(tested),
         winning_rate=omega,

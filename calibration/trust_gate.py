@@ -221,10 +221,11 @@ def non_inferiority(
     if gap.value is None or gap.ci_low is None or gap.ci_high is None:
         return result("not enough evidence", None, f"the gap to the human ceiling is {_fmt(gap)}")
     shown = f"judge LOHO alpha - human alpha {_fmt(gap)} on {keys} keys, margin {margin:g}"
+    title = "the judge against the human ceiling"
     if gap.ci_low >= -margin:
-        return result("human-level", None, f"human-level: {shown}")
+        return result("human-level", None, f"{title}: human-level, {shown}")
     if gap.ci_high < -margin:
-        return result("below humans", None, f"below humans: {shown}")
+        return result("below humans", None, f"{title}: below humans, {shown}")
     needed = None
     half = gap.value - gap.ci_low
     if gap.value > -margin and half > 0:

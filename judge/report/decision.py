@@ -85,6 +85,7 @@ def _gate_explanation(gate: TrustGate) -> list[str]:
     if failed & {"signal", "control"}:
         out.append("Its agreement with the humans is not above chance.")
     outcome = gate.stand_in.outcome
+    annotators = gate.stand_in.annotators
     if outcome == "below humans":
         out.append(
             f"It agrees with the humans less than they agree with each other: alpha gap "
@@ -92,12 +93,23 @@ def _gate_explanation(gate: TrustGate) -> list[str]:
         )
     elif outcome == "human-level":
         out.append("It agrees with the humans as well as they agree with each other.")
+    elif ni.outcome == "human-level" and annotators is not None and annotators.status == "failed":
+        out.append(
+            f"It agrees with the humans as well as they agree with each other (alpha gap "
+            f"{estimate(ni.gap)}, margin {num(ni.margin, 2)}), but the alternative annotator "
+            f"test does not show that it could replace an annotator (winning rate "
+            f"{num(annotators.winning_rate, 2)}; more keys per annotator give that test its "
+            "power)."
+        )
     elif outcome == "inconclusive":
-        need = f" about {count(ni.items_needed)} keys with two human labels would settle it."
+        need = (
+            f"about {count(ni.items_needed)} keys with two human labels would settle it"
+            if ni.items_needed
+            else "more human labels would not settle it if the gap held"
+        )
         out.append(
             "Whether it agrees with the humans as well as they agree with each other is not "
-            f"settled (alpha gap {estimate(ni.gap)}, margin {num(ni.margin, 2)});"
-            + (need if ni.items_needed else " the tests below say why.")
+            f"settled (alpha gap {estimate(ni.gap)}, margin {num(ni.margin, 2)}); {need}."
         )
     else:
         out.append(

@@ -101,6 +101,11 @@ def cases(resamples: int) -> list[tuple[str, CalibrationReport]]:
         judge, human = simulated_labels(400, [accuracy] * 3, "perfect", seed=1)
         shuffled = shuffled_judge(judge, kind="pairwise", seed=2)
         run(f"sim perfect judge shuffled, humans {accuracy:.0%}", shuffled, human, seed=1)
+    # With humans right 95% of the time their alpha (~0.83) sits near 0.8: at 400 items its
+    # lower bound may fall short; 1,200 items establish it.
+    for kind in ("perfect", "human-level"):
+        judge, human = simulated_labels(1200, [0.95] * 3, kind, seed=1)  # type: ignore[arg-type]
+        run(f"sim {kind} judge, humans 95%, 1200 items", judge, human, seed=1)
     return out
 
 
@@ -141,22 +146,27 @@ def table(reports: list[tuple[str, CalibrationReport]]) -> str:
 
 
 def margin_spread(seeds: int, resamples: int) -> str:
-    """Half-width of the ceiling gap's 95% interval for a human-level judge, 400 x 3 humans."""
-    lines = ["", "Human-level judge, 400 items x 3 humans: ceiling gap over seeds"]
+    """For a human-level judge (400 items x 3 humans, over seeds): the half-width of the
+    ceiling gap's 95% interval, how often its lower bound clears -0.05 and -0.10, and how often
+    the gate calls it human-level (both tests) and never untrusted."""
+    lines = ["", f"Human-level judge, 400 items x 3 humans, {seeds} seeds"]
     for accuracy in (0.70, 0.85, 0.95):
-        widths, lows = [], []
+        widths, lows, human_level, untrusted = [], [], 0, 0
         for seed in range(seeds):
             judge, human = simulated_labels(400, [accuracy] * 3, "human-level", seed=100 + seed)
-            gap = calibrate(judge, human, kind="pairwise", resamples=resamples, seed=seed)
-            g = gap.overall.ceiling.alpha_gap  # type: ignore[union-attr]
+            report = calibrate(judge, human, kind="pairwise", resamples=resamples, seed=seed)
+            g = report.overall.ceiling.alpha_gap  # type: ignore[union-attr]
             widths.append((g.ci_high - g.ci_low) / 2)  # type: ignore[operator]
             lows.append(g.ci_low)
+            human_level += report.gate.stand_in.outcome == "human-level"
+            untrusted += report.gate.verdict == "untrusted"
         lows_a = np.array(lows)
         lines.append(
-            f"  humans {accuracy:.0%}: half-width {np.mean(widths):.3f} "
-            f"(range {min(widths):.3f}-{max(widths):.3f}); lower bound >= -0.05 in "
-            f"{np.mean(lows_a >= -0.05):.0%}, >= -0.10 in {np.mean(lows_a >= -0.10):.0%} "
-            f"of {seeds} seeds"
+            f"  humans {accuracy:.0%}: gap half-width {np.mean(widths):.3f} "
+            f"({min(widths):.3f}-{max(widths):.3f}); lower bound >= -0.05 in "
+            f"{np.mean(lows_a >= -0.05):.0%}, >= -0.10 in {np.mean(lows_a >= -0.10):.0%}; "
+            f"stand-in human-level in {human_level / seeds:.0%}, untrusted in "
+            f"{untrusted / seeds:.0%}"
         )
     return "\n".join(lines)
 

@@ -302,6 +302,19 @@ def shuffle_control(
     return ShuffleControl(float(observed), float(shuffled.mean()), p, CONTROL_PERMUTATIONS, seed)
 
 
+_STATUS: dict[str, Status] = {
+    "human-level": "passed",
+    "below humans": "failed",
+    "inconclusive": "failed",
+    "reliable": "passed",
+    "tentative": "failed",
+    "unreliable": "failed",
+    "unknown": "not enough evidence",
+    "not enough evidence": "not enough evidence",
+}
+"""Check status of a stand-in or label-reliability outcome (labels short of reliable fail)."""
+
+
 def evaluate_gate(
     judge_alpha: Estimate,
     *,
@@ -360,25 +373,13 @@ def evaluate_gate(
             failing("control", f"shuffled-label control failed: {shown}")
 
     ni = non_inferiority(alpha_gap, ceiling_keys, t.ceiling_margin, t.min_units)
-    ni_status: Status = {
-        "human-level": "passed",
-        "below humans": "failed",
-        "inconclusive": "failed",
-        "not enough evidence": "not enough evidence",
-    }[ni.outcome]  # type: ignore[assignment]
-    check("ceiling", ni_status, ni.message)
+    check("ceiling", _STATUS[ni.outcome], ni.message)
     if annotators is not None:
         check("annotators", annotators.status, annotators.message)
     stand_in = _stand_in(ni, annotators)
 
     labels = label_reliability(human_alpha, t)
-    label_status: Status = {
-        "reliable": "passed",
-        "tentative": "failed",
-        "unreliable": "failed",
-        "unknown": "not enough evidence",
-    }[labels.outcome]  # type: ignore[assignment]
-    check("labels", label_status, labels.message)
+    check("labels", _STATUS[labels.outcome], labels.message)
 
     bad = [name for name, v, units in strata if v.verdict == "untrusted" and units >= t.min_units]
     if bad:

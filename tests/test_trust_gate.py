@@ -15,7 +15,7 @@ from calibration.calibrate import calibrate, shuffled_judge
 from calibration.estimate import Estimate
 from calibration.labels import join_labels, load_mt_bench, normalise
 from calibration.simulate import SimulatedJudge, simulated_labels
-from calibration.trust_gate import GateThresholds, ShuffleControl, evaluate_gate
+from calibration.trust_gate import GateThresholds, GateVerdict, ShuffleControl, evaluate_gate
 from tests.helpers import MT_BENCH
 
 
@@ -118,16 +118,16 @@ def test_too_few_units_is_never_untrusted() -> None:
     assert any("label 18 more" in r for r in result.reasons)
 
 
-def test_a_failed_shuffled_label_control_makes_the_judge_untrusted() -> None:
-    control = ShuffleControl(0.40, 0.39, 0.31, 999, 0)
-    result = evaluate_gate(
-        SIGNAL,
-        n_units=500,
-        ceiling_keys=500,
-        alpha_gap=_est(0.0, -0.04, 0.04),
-        human_alpha=RELIABLE,
-        control=control,
+def _human_level(**kw) -> GateVerdict:
+    """The gate of a human-level judge with signal, on 500 keys of reliable labels."""
+    gap = _est(0.0, -0.04, 0.04)
+    return evaluate_gate(
+        SIGNAL, n_units=500, ceiling_keys=500, alpha_gap=gap, human_alpha=RELIABLE, **kw
     )
+
+
+def test_a_failed_shuffled_label_control_makes_the_judge_untrusted() -> None:
+    result = _human_level(control=ShuffleControl(0.40, 0.39, 0.31, 999, 0))
     assert result.verdict == "untrusted"
     assert [c.name for c in result.checks if c.status == "failed"] == ["control"]
 
@@ -136,13 +136,8 @@ def test_untrusted_stratum_caps_a_trusted_judge() -> None:
     bad = evaluate_gate(_est(0.1, -0.05, 0.2), n_units=40)
     tiny = evaluate_gate(_est(0.1, -0.05, 0.2), n_units=10)
     assert (bad.verdict, tiny.verdict) == ("untrusted", "provisional")
-    result = evaluate_gate(
-        SIGNAL,
-        n_units=500,
-        ceiling_keys=500,
-        alpha_gap=_est(0.0, -0.02, 0.02),
-        human_alpha=RELIABLE,
-        strata=[("lang=ur", bad, 40), ("lang=xx", bad, 10), ("lang=yy", tiny, 10)],
+    result = _human_level(
+        strata=[("lang=ur", bad, 40), ("lang=xx", bad, 10), ("lang=yy", tiny, 10)]
     )
     # Strata below min_units do not count against the judge (their intervals say little).
     assert result.verdict == "provisional"

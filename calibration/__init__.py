@@ -21,6 +21,7 @@ from calibration.compare import ComparisonReport, compare_table
 from calibration.compare_input import ComparisonInputError
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
 from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
+from calibration.kinds import infer_kind
 from calibration.labels import LabelError, join_labels, load_mt_bench
 from calibration.pairs import all_pairs, holm, win_rate_matrix
 from calibration.passk import pass_at_k, pass_at_k_interval
@@ -55,6 +56,7 @@ __all__ = [
     "evaluate_gate",
     "evaluate_trust_gate",
     "holm",
+    "infer_kind",
     "join_labels",
     "kendall_tau_b",
     "krippendorff_alpha",

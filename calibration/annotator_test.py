@@ -151,9 +151,11 @@ def alternative_annotator_test(
     epsilon: float = EPSILON,
     q: float = Q,
     min_items: int = MIN_ITEMS,
+    identified: bool = True,
 ) -> AnnotatorTest:
     """The alt-test (module docstring) on `JoinedLabels.comparisons` rows (key, annotator,
-    human, judge) of one stratum."""
+    human, judge) of one stratum. `identified=False`: the annotator column was made up (one
+    per row), so nobody can be followed across keys and the test does not apply."""
     table = comparisons.drop_duplicates(["key", "annotator"], keep="first")
     names = table["annotator"].unique()
 
@@ -168,12 +170,16 @@ def alternative_annotator_test(
         values.update(kw)
         return AnnotatorTest(status, message, scoring, epsilon, q, min_items, **values)
 
+    if not identified:
+        return result(
+            "not applicable",
+            "alternative annotator test: the human table names no annotators (each row counted "
+            "as its own), so no annotator can be followed across keys; add an annotator column",
+        )
     if len(names) < MIN_ANNOTATORS:
         return result(
             "not applicable",
-            f"alternative annotator test: needs identified annotators (found {len(names)}); "
-            "with one annotator column value per row the labels cannot be told apart by who "
-            "gave them",
+            f"alternative annotator test: it needs two or more annotators (found {len(names)})",
         )
     counts = table.groupby("key")["annotator"].transform("size")
     table = table[counts >= 2].reset_index(drop=True)

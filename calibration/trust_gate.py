@@ -190,6 +190,18 @@ class GateVerdict:
     checks: tuple[GateCheck, ...]
     thresholds: GateThresholds
 
+    def lines(self) -> list[str]:
+        """The gate as text: the verdict, the two questions, then what failed and passed."""
+        lines = [
+            f"Gate: {self.verdict.upper()}",
+            f"  can the judge stand in for a human? {self.stand_in.outcome}",
+            f"  are the labels reliable? {self.labels.outcome}",
+        ]
+        for title, messages in (("why not better", self.reasons), ("passed", self.passed)):
+            if messages:
+                lines += [f"  {title}:"] + [f"    - {m}" for m in messages]
+        return lines + [f"  note: {m}" for m in self.notes]
+
 
 def _fmt(e: Estimate) -> str:
     if e.value is None or e.ci_low is None or e.ci_high is None:
@@ -434,6 +446,7 @@ def stratum_gate(
         scoring=scoring,
         epsilon=thresholds.annotator_margin,
         min_items=thresholds.annotator_min_items,
+        identified=not joined.summary.annotator_per_row,
     )
     control = shuffle_control(joined.human_counts[mask], joined.judge_code[mask], seed)
     return evaluate_gate(
@@ -450,17 +463,3 @@ def stratum_gate(
 
 def _position(index: np.ndarray) -> dict[int, int]:
     return {int(k): i for i, k in enumerate(index)}
-
-
-def render_gate(gate: GateVerdict) -> list[str]:
-    """The gate as text lines: the verdict, the two questions, then what failed and passed."""
-    lines = [
-        f"Gate: {gate.verdict.upper()}",
-        f"  can the judge stand in for a human? {gate.stand_in.outcome}",
-        f"  are the labels reliable? {gate.labels.outcome}",
-    ]
-    for title, messages in (("why not better", gate.reasons), ("passed", gate.passed)):
-        if messages:
-            lines += [f"  {title}:"] + [f"    - {m}" for m in messages]
-    lines += [f"  note: {m}" for m in gate.notes]
-    return lines

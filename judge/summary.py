@@ -272,6 +272,12 @@ class Examples(_Model):
     examples: list[str]
 
 
+class OrderCounts(_Model):
+    both_orders: int
+    disagreed: int
+    one_order: int
+
+
 class JoinCounts(_Model):
     judge_keys: int
     human_keys: int
@@ -282,6 +288,11 @@ class JoinCounts(_Model):
     human_only: Examples
     judge_no_verdict: Examples
     repeated_labels: int
+    judge_orders: OrderCounts | None
+    """How the judge table's two presentation orders were combined (None: no `order`
+    column; a run's own judgments are combined already)."""
+    annotator_per_row: bool
+    """The human labels have no `annotator` column: each row counted as its own annotator."""
 
 
 class Corrected(_Model):

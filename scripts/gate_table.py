@@ -6,8 +6,8 @@ decisions, then each case's reasons. `python scripts/gate_table.py [--resamples 
 * PandaLM (Wang et al. 2024): GPT-3.5's verdicts vs the three annotators of its 999-item test set
   ("garbage" replies are verdicts missing, counted by the join).
 * LLMBar (Zeng et al. 2024), Natural + Adversarial (419 instances): GPT-4 and ChatGPT (Vanilla)
-  vs the gold label. Both presentation orders combine as the runner does (disagreement = tie; an
-  unparsable order leaves the other). One gold label per instance: no human ceiling.
+  vs the gold label; calibrate combines both presentation orders by the runner's rule. One gold
+  label per instance: no human ceiling, so the stand-in question has not enough evidence.
 * Simulated, 400 items x 3 humans each right 70%, 85% or 95% of the time: a perfect judge, a
   human-level judge (one more human), a random judge, and the perfect judge shuffled.
 Also the spread of the human-level judge's ceiling-gap interval over seeds, which sets the
@@ -68,15 +68,16 @@ def llmbar(evaluator: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         & (rows.strategy == "Vanilla_NoRules")
         & rows.subset.str.startswith("LLMBar/")
     ]
-    first, second = rows["winner_swap_false"], rows["winner_swap_true"]
-    combined = np.where(
-        first.isna(), second, np.where(second.isna() | (first == second), first, "tie")
-    )
     keys = pd.DataFrame(
         {"item_id": (rows.subset + "#" + rows.idx).to_numpy(), "system_a": "1", "system_b": "2"}
     )
-    judge = keys.assign(winner=pd.Series(combined).map({"1": "a", "2": "b", "tie": "tie"}))
-    human = keys.assign(winner=rows["label"].map({"1": "a", "2": "b"}).to_numpy(), annotator="gold")
+    winner = {"1": "a", "2": "b"}
+    # Both presentation orders, already in the original numbering: calibrate combines them.
+    judge = pd.concat(
+        keys.assign(order=order, winner=rows[column].map(winner).to_numpy())
+        for order, column in (("AB", "winner_swap_false"), ("BA", "winner_swap_true"))
+    )
+    human = keys.assign(winner=rows["label"].map(winner).to_numpy(), annotator="gold")
     return judge, human
 
 

@@ -251,12 +251,23 @@ def _calibration(
         human,
         kind=kind,  # type: ignore[arg-type]
         strata=by,
+        scale=_score_scale(config) if kind == "absolute" else None,
         gate=GateThresholds(**config.calibration.gate.model_dump()),
         resamples=config.calibration.resamples,
         seed=config.calibration.seed,
         confidence=_CONFIDENCE,
     )
     return Calibration.model_validate({"human_labels": str(human_path), **report.to_dict()})
+
+
+def _score_scale(config: RunConfig) -> list[int]:
+    """Every score the rubric allows: levels nobody used still count (a human score outside
+    them is a data error), and weighted kappa weighs by these values."""
+    from judge.rubrics import AbsoluteScale, load_rubric
+
+    scale = load_rubric(config.rubric).scale
+    assert isinstance(scale, AbsoluteScale)  # the run's judgments are scores
+    return list(range(scale.min, scale.max + 1))
 
 
 def _literature(

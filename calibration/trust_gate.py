@@ -31,8 +31,8 @@ the overall verdict at provisional.
 Why `ceiling_margin` = 0.1 (alpha units): a margin must exceed the sampling error of the gap at
 the label counts people have, or a judge exactly as good as a human fails for lack of power.
 For a judge that behaves as one more human, 400 keys x 3 humans, the gap's 95% interval has a
-half-width of 0.04-0.06, and its lower bound clears -0.05 in only 30-62% of 40 seeds, -0.10 in
-78-98% (humans right 70-95% of the time; scripts/gate_table.py measures it). And 0.1 is
+half-width of 0.04-0.06, and its lower bound clears -0.05 in only 30-65% of 40 seeds, -0.10 in
+75-98% (humans right 70-95% of the time; scripts/gate_table.py measures it). And 0.1 is
 below the 0.133 between Krippendorff's two conventions: labels from a judge that loses less than
 the margin stay within one reliability class of the humans'.
 

@@ -116,7 +116,7 @@ def _num(value: float | None) -> str:
 
 def table(reports: list[tuple[str, CalibrationReport]]) -> str:
     head = (
-        f"| {'case':<46} | keys | judge alpha | gap to humans [95%]    | alt-test w     | "
+        f"| {'case':<46} | keys | judge alpha | gap to humans [95%]     | alt-test w     | "
         "human alpha | stand-in            | labels     | decision    |"
     )
     lines = [head, "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"]
@@ -139,7 +139,7 @@ def table(reports: list[tuple[str, CalibrationReport]]) -> str:
         )
         human = g.labels.human_alpha
         lines.append(
-            f"| {name:<46} | {r.overall.keys:>4} | {_num(alpha.value):>11} | {shown_gap:<22} | "
+            f"| {name:<46} | {r.overall.keys:>4} | {_num(alpha.value):>11} | {shown_gap:<23} | "
             f"{omega:<14} | {_num(human.value if human else None):>11} | "
             f"{g.stand_in.outcome:<19} | {g.labels.outcome:<10} | {g.verdict:<11} |"
         )

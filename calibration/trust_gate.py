@@ -79,8 +79,9 @@ REMOVED_KEYS = {
 """Gate config keys that were removed, with what replaces them."""
 
 
-def reject_removed_keys(data: Any) -> Any:
-    """A config error naming the replacement of a removed gate key (shared with judge.config)."""
+def _reject_removed_keys(data: Any) -> Any:
+    """A removed gate key is an error naming its replacement (judge.config's GateConfig says
+    the same for run configs, which it reads without importing the statistics)."""
     if isinstance(data, dict):
         for key, replacement in REMOVED_KEYS.items():
             if key in data:
@@ -108,7 +109,7 @@ class GateThresholds(BaseModel):
     min_units: int = Field(30, ge=1)
     """Fewer labelled units (or keys with two human labels) than this: not enough evidence."""
 
-    _removed = model_validator(mode="before")(reject_removed_keys)
+    _removed = model_validator(mode="before")(_reject_removed_keys)
 
     @model_validator(mode="after")
     def _ordered(self) -> GateThresholds:

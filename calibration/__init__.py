@@ -14,6 +14,7 @@ from calibration.agreement import (
     spearman,
 )
 from calibration.alpha import krippendorff_alpha
+from calibration.annotator_test import AnnotatorTest, alternative_annotator_test
 from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap, win_rate
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
 from calibration.compare import ComparisonReport, compare_table
@@ -31,6 +32,7 @@ from calibration.trust_gate import GateThresholds, GateVerdict
 from calibration.trust_gate import evaluate_gate as evaluate_trust_gate
 
 __all__ = [
+    "AnnotatorTest",
     "CalibrationReport",
     "ComparisonInputError",
     "ComparisonReport",
@@ -45,6 +47,7 @@ __all__ = [
     "Scorecard",
     "ScorecardSpec",
     "all_pairs",
+    "alternative_annotator_test",
     "bootstrap_mean",
     "bradley_terry",
     "calibrate",

@@ -69,7 +69,7 @@ from calibration.labels import (
     natural_key,
     normalise,
 )
-from calibration.trust_gate import GateThresholds, GateVerdict, evaluate_gate
+from calibration.trust_gate import GateThresholds, GateVerdict, evaluate_gate, stratum_gate
 
 # Package alpha builds an (rows, K, K) array; beyond this many cells use the coincidences.
 _PACKAGE_CELLS = 20_000_000
@@ -168,8 +168,11 @@ def calibrate(
     final = evaluate_gate(
         overall.metrics["alpha"],
         n_units=overall.keys,
+        ceiling_keys=overall.ceiling.keys if overall.ceiling else 0,
         alpha_gap=overall.ceiling.alpha_gap if overall.ceiling else None,
         human_alpha=overall.ceiling.human_alpha if overall.ceiling else None,
+        annotators=overall.gate.stand_in.annotators,
+        control=overall.gate.control,
         thresholds=thresholds,
         strata=[(_name(p.stratum), p.gate, p.keys) for p in parts],
     )
@@ -333,12 +336,16 @@ class _Ctx:
         matrix = ConfusionMatrix(
             tuple(str(c) for c in j.categories), tuple(tuple(int(v) for v in r) for r in counts)
         )
-        verdict = evaluate_gate(
+        verdict = stratum_gate(
+            j,
+            mask,
             judge_alpha,
-            n_units=n,
+            ceiling_keys=ceiling.keys if ceiling else 0,
             alpha_gap=ceiling.alpha_gap if ceiling else None,
             human_alpha=ceiling.human_alpha if ceiling else None,
+            scoring="accuracy" if lv == "nominal" else "negative RMSE",
             thresholds=self.thresholds,
+            seed=seed,
         )
         return StratumReport(stratum, n, int(m.sum()), metrics, ceiling, matrix, verdict)
 
@@ -496,7 +503,7 @@ def _render(r: CalibrationReport) -> str:
                 f"  {_name(s.stratum):<24} keys {s.keys:>5}  alpha {_est(s.metrics['alpha'])}  "
                 f"{main} {_est(s.metrics[main])}  -> {s.gate.verdict}"
             )
-    lines += ["", f"Gate: {r.gate.verdict.upper()}"] + [f"  - {x}" for x in r.gate.reasons]
+    lines += ["", *r.gate.lines()]
     if r.corrected:
         lines += ["", "Corrected estimates (PPI++; raw = judge alone)"]
         for e in r.corrected:

@@ -134,14 +134,41 @@ class AggregateConfig(_Strict):
     """How several judges' judgments of one pair combine."""
 
 
-class GateConfig(_Strict):
-    """The trust gate's thresholds (see `calibration.trust_gate.GateThresholds`, which checks them;
-    mirrored here so reading a config does not import the statistics)."""
+_REMOVED_GATE_KEYS = {
+    "alpha_use": "labels_tentative",
+    "alpha_rely": "labels_reliable",
+}
 
-    alpha_use: float = 0.667
-    alpha_rely: float = 0.8
-    ceiling_margin: float = 0.05
+
+class GateConfig(_Strict):
+    """The trust gate's settings (see `calibration.trust_gate.GateThresholds`, which checks them
+    and explains the defaults; mirrored here so reading a config does not import the
+    statistics)."""
+
+    ceiling_margin: float = 0.1
+    """How far the judge's leave-one-human-out alpha may fall below the humans' own alpha."""
+    annotator_margin: float = 0.1
+    """Epsilon of the alternative annotator test (0.2 experts, 0.15 skilled, 0.1 crowd)."""
+    annotator_min_items: int = 30
+    """Keys an annotator must share with another to enter the alternative annotator test."""
+    labels_tentative: float = 0.667
+    """Humans' alpha (lower bound) below which the labels are called unreliable."""
+    labels_reliable: float = 0.8
+    """Humans' alpha (lower bound) needed to rely on the labels, and so to trust the judge."""
     min_units: int = 30
+    """Fewer labelled units (or keys with two human labels): not enough evidence."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _removed(cls, data: object) -> object:
+        for key, replacement in _REMOVED_GATE_KEYS.items():
+            if isinstance(data, dict) and key in data:
+                raise ValueError(
+                    f"{key} was removed: the judge is now compared with the humans "
+                    f"(ceiling_margin, annotator_margin) and Krippendorff's thresholds apply "
+                    f"to the humans' own alpha; use {replacement}"
+                )
+        return data
 
 
 def _numpy_seed(seed: int) -> int:

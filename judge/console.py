@@ -188,9 +188,11 @@ def print_findings(summary: RunSummary) -> None:
     calibration = analysis.calibration
     if calibration is not None:
         alpha = calibration.overall.metrics["alpha"]
+        trust = calibration.gate
         _console.print(
             f"judge vs humans: alpha {_num(alpha.value)} [{_num(alpha.ci_low)}, "
-            f"{_num(alpha.ci_high)}], gate {calibration.gate.verdict.upper()}"
+            f"{_num(alpha.ci_high)}], gate {trust.verdict.upper()} (stands in for a human: "
+            f"{trust.stand_in.outcome}; labels reliable: {trust.labels.outcome})"
         )
     for gate in analysis.comparison.gates:
         if not gate.passed:

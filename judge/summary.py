@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
+from judge.summary_gate import Agreement, Estimate, TrustGate
 
 
 class _Model(BaseModel):
@@ -240,24 +241,6 @@ class SameFamily(_Model):
 # --------------------------------------------------------------------------- calibration
 
 
-class Estimate(_Model):
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    method: str
-    seed: int | None
-    resamples: int
-    confidence: float
-    reason: str | None
-    undefined_resamples: int
-
-
-class Agreement(Estimate):
-    agree: int
-    comparisons: int
-
-
 class Ceiling(_Model):
     keys: int
     human_alpha: Estimate
@@ -273,26 +256,6 @@ class Confusion(_Model):
     counts: list[list[int]]
     rows: str
     columns: str
-
-
-class GateCheck(_Model):
-    name: str
-    outcome: str
-    message: str
-
-
-class Thresholds(_Model):
-    alpha_use: float
-    alpha_rely: float
-    ceiling_margin: float
-    min_units: int
-
-
-class TrustGate(_Model):
-    verdict: Literal["trusted", "provisional", "untrusted"]
-    reasons: list[str]
-    checks: list[GateCheck]
-    thresholds: Thresholds
 
 
 class StratumAgreement(_Model):

@@ -43,6 +43,27 @@ def test_unknown_key_is_an_error_naming_it(tmp_path: Path) -> None:
     assert str(err.value) == f"{path}: blinding.scrubb: unknown key"
 
 
+@pytest.mark.parametrize(
+    ("key", "replacement"), [("alpha_use", "labels_tentative"), ("alpha_rely", "labels_reliable")]
+)
+def test_removed_gate_keys_name_their_replacement(
+    tmp_path: Path, key: str, replacement: str
+) -> None:
+    # Issue 12: the judge is compared with the humans; Krippendorff's thresholds moved to the
+    # humans' own alpha under new names. An old config fails saying what to write instead.
+    path = write(tmp_path, MINIMAL + f"calibration: {{gate: {{{key}: 0.7}}}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value).startswith(f"{path}: calibration.gate: {key} was removed")
+    assert str(err.value).endswith(f"use {replacement}")
+
+
+def test_gate_keys_that_kept_their_meaning_still_load(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL + "calibration: {gate: {ceiling_margin: 0.05, min_units: 50}}\n")
+    gate = load_config(path).calibration.gate
+    assert (gate.ceiling_margin, gate.min_units, gate.labels_reliable) == (0.05, 50, 0.8)
+
+
 def test_missing_provider_prefix(tmp_path: Path) -> None:
     path = write(tmp_path, MINIMAL.replace("openai/gpt-4.1-mini", "gpt-4.1-mini"))
     with pytest.raises(

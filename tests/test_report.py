@@ -210,7 +210,7 @@ def test_report_sections_and_figures(demo: Path) -> None:
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"(plots/{figure}.png)" in report
     assert "pairwise_general@1 (sha256:" in report
-    assert "GATE" not in report and "Gate: UNTRUSTED" in report
+    assert "GATE" not in report and "Gate: PROVISIONAL" in report
 
 
 def test_html_is_self_contained(demo: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judge.report.blocks import Block, Bullets, Heading, Para
 from judge.report.format import count, estimate, interval, num
-from judge.summary import Analysis, RunSummary, SameFamily
+from judge.summary import Analysis, RunSummary, SameFamily, TrustGate
 
 
 def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
@@ -58,27 +58,71 @@ def _self_preference_items(
 
 def _gate_sentence(analysis: Analysis) -> str:
     decision = analysis.decision
-    if decision.trusted:
-        return "The judge passed the calibration gate: these results can be relied on."
     calibration = analysis.calibration
     if calibration is None:
         return (
             "The judge was not calibrated against humans: treat the ranking as the judge's "
             "opinion, not as a measurement."
         )
-    use = calibration.gate.thresholds.alpha_use
+    gate = calibration.gate
+    if decision.trusted:
+        return (
+            "The judge passed the calibration gate: it agrees with the humans as well as they "
+            "agree with each other, on reliable labels; these results can be relied on."
+        )
     sentence = (
         f"The judge is {decision.gate.upper()} by the calibration gate: the ranking below is "
         "flagged, not trusted."
     )
-    ceiling = calibration.overall.ceiling
-    human = ceiling.human_alpha if ceiling is not None else None
-    if human is not None and human.ci_high is not None and human.ci_high < use:
-        return sentence + (
-            f" The humans themselves agree only to alpha {estimate(human)}, below the "
-            f"{num(use)} the gate asks of the judge: more or clearer human labels come first; "
-            "no judge can be shown to agree with labels better than they agree with each other."
+    return " ".join([sentence, *_gate_explanation(gate)])
+
+
+def _gate_explanation(gate: TrustGate) -> list[str]:
+    """What the gate found, in the order a reader acts on it: no signal, the judge against the
+    humans, then the labels themselves."""
+    failed = {c.name for c in gate.checks if c.status == "failed"}
+    ni = gate.stand_in.non_inferiority
+    out = []
+    if failed & {"signal", "control"}:
+        out.append("Its agreement with the humans is not above chance.")
+    outcome = gate.stand_in.outcome
+    annotators = gate.stand_in.annotators
+    if outcome == "below humans":
+        out.append(
+            f"It agrees with the humans less than they agree with each other: alpha gap "
+            f"{estimate(ni.gap)}, below the margin -{num(ni.margin, 2)}."
         )
-    return sentence + (
-        f" A judge-human alpha whose lower bound reaches {num(use)} would change that."
-    )
+    elif outcome == "human-level":
+        out.append("It agrees with the humans as well as they agree with each other.")
+    elif ni.outcome == "human-level" and annotators is not None and annotators.status == "failed":
+        out.append(
+            f"It agrees with the humans as well as they agree with each other (alpha gap "
+            f"{estimate(ni.gap)}, margin {num(ni.margin, 2)}), but the alternative annotator "
+            f"test does not show that it could replace an annotator (winning rate "
+            f"{num(annotators.winning_rate, 2)}; more keys per annotator give that test its "
+            "power)."
+        )
+    elif outcome == "inconclusive":
+        need = (
+            f"about {count(ni.items_needed)} keys with two human labels would settle it"
+            if ni.items_needed
+            else "more human labels would not settle it if the gap held"
+        )
+        out.append(
+            "Whether it agrees with the humans as well as they agree with each other is not "
+            f"settled (alpha gap {estimate(ni.gap)}, margin {num(ni.margin, 2)}); {need}."
+        )
+    else:
+        out.append(
+            "There are too few human labels to compare it with the humans: "
+            f"about {count(ni.items_needed or 0)} keys labelled by two annotators are needed."
+        )
+    labels = gate.labels
+    if labels.outcome in ("tentative", "unreliable"):
+        out.append(
+            f"The humans themselves agree only to alpha {estimate(labels.human_alpha)}, "
+            f"below the {num(gate.thresholds.labels_reliable)} needed to rely on the labels: "
+            "a clearer rubric or more consistent labels come first; no judge can be shown to "
+            "agree with labels better than they agree with each other."
+        )
+    return out

@@ -6,7 +6,14 @@ from __future__ import annotations
 from judge import plots
 from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
 from judge.report.format import count, estimate, interval, level, pct, share, stratum_name
-from judge.summary import Analysis, Calibration, JudgeBehaviour, Literature, RunSummary
+from judge.summary import (
+    Analysis,
+    Calibration,
+    JudgeBehaviour,
+    Literature,
+    RunSummary,
+    TrustGate,
+)
 
 
 def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
@@ -34,7 +41,6 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     overall = calibration.overall
     m = overall.metrics
     ceiling = overall.ceiling
-    gate = calibration.gate
     join = calibration.join
     blocks.append(
         Para(
@@ -70,15 +76,39 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
         f"{estimate(ceiling.human_alpha if ceiling else None)}; the judge in a human's place "
         f"{estimate(ceiling.judge_alpha_loho if ceiling else None)}; gap "
         f"{estimate(ceiling.alpha_gap if ceiling else None)}",
-        f"Gate: {gate.verdict.upper()}",
-        *gate.reasons,
     ]
     blocks.append(Bullets(items))
+    blocks += _gate(calibration.gate)
     figure = plots.confusion(overall.confusion)
     if figure:
         blocks.append(Figure("confusion", figure, "Calibration confusion matrix"))
     blocks += _corrected(calibration)
     blocks += _literature(analysis.literature)
+    return blocks
+
+
+def _gate(gate: TrustGate) -> list[Block]:
+    """The two questions apart, then what failed and what passed (never mixed)."""
+    blocks: list[Block] = [
+        Heading("Trust gate", 3),
+        Para(
+            f"Gate: {gate.verdict.upper()}. Can the judge stand in for a human? "
+            f"{gate.stand_in.outcome}. Are the labels themselves reliable? "
+            f"{gate.labels.outcome}."
+        ),
+    ]
+    if gate.reasons:
+        blocks += [Para("Why not better:"), Bullets(gate.reasons)]
+    if gate.passed:
+        blocks += [Para("Passed:"), Bullets(gate.passed)]
+    if gate.notes:
+        blocks.append(Bullets([f"Note: {n}" for n in gate.notes]))
+    blocks.append(
+        Para(
+            "A judge that copies one annotator, or was tuned on these labels, looks better "
+            "than the humans here: the comparison cannot tell."
+        )
+    )
     return blocks
 
 

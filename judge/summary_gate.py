@@ -1,0 +1,122 @@
+"""The trust gate's part of `summary.json` (with the estimate types it quotes): can the judge
+stand in for a human, are the labels reliable, and the decision. `judge.summary` re-exports
+what the rest of the summary uses."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Estimate(_Model):
+    value: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n: int
+    method: str
+    seed: int | None
+    resamples: int
+    confidence: float
+    reason: str | None
+    undefined_resamples: int
+
+
+class Agreement(Estimate):
+    agree: int
+    comparisons: int
+
+
+CheckStatus = Literal["passed", "failed", "not enough evidence", "not applicable"]
+StandInOutcome = Literal["human-level", "inconclusive", "below humans", "not enough evidence"]
+
+
+class GateCheck(_Model):
+    name: str
+    status: CheckStatus
+    message: str
+
+
+class Thresholds(_Model):
+    ceiling_margin: float
+    annotator_margin: float
+    annotator_min_items: int
+    labels_tentative: float
+    labels_reliable: float
+    min_units: int
+
+
+class AnnotatorResult(_Model):
+    annotator: str
+    items: int
+    judge_advantage: float
+    annotator_advantage: float
+    p_value: float
+    p_adjusted: float
+    rejected: bool
+
+
+class AnnotatorTest(_Model):
+    """The alternative annotator test (Calderon et al. 2025)."""
+
+    status: CheckStatus
+    message: str
+    scoring: Literal["accuracy", "negative RMSE"]
+    epsilon: float
+    q: float
+    min_items: int
+    annotators: list[AnnotatorResult]
+    too_few_items: int
+    winning_rate: float | None
+    advantage_probability: float | None
+    items_needed: int | None
+
+
+class NonInferiority(_Model):
+    outcome: StandInOutcome
+    margin: float
+    keys: int
+    gap: Estimate | None
+    items_needed: int | None
+    message: str
+
+
+class StandIn(_Model):
+    """Can this judge stand in for a human?"""
+
+    outcome: StandInOutcome
+    non_inferiority: NonInferiority
+    annotators: AnnotatorTest | None
+
+
+class LabelReliability(_Model):
+    """Are the human labels reliable? (About the task and rubric, not the judge.)"""
+
+    outcome: Literal["reliable", "tentative", "unreliable", "unknown"]
+    human_alpha: Estimate | None
+    message: str
+
+
+class ShuffleControl(_Model):
+    agreement: float
+    shuffled: float
+    p_value: float
+    permutations: int
+    seed: int
+
+
+class TrustGate(_Model):
+    verdict: Literal["trusted", "provisional", "untrusted"]
+    reasons: list[str]
+    """What failed or lacked evidence, only that."""
+    passed: list[str]
+    notes: list[str]
+    stand_in: StandIn
+    labels: LabelReliability
+    control: ShuffleControl | None
+    checks: list[GateCheck]
+    thresholds: Thresholds

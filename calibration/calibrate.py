@@ -51,6 +51,7 @@ from calibration.labels import (
     natural_key,
     normalise,
 )
+from calibration.subset import subset_check
 from calibration.trust_gate import GateThresholds, GateVerdict, evaluate_gate
 
 # Package alpha builds an (rows, K, K) array; beyond this many cells use the coincidences.
@@ -368,6 +369,9 @@ def _corrected(joined: JoinedLabels, confidence: float) -> tuple[CorrectedEstima
         if joined.kind == "pairwise"
         else joined.judge_only["judge"].astype(float)
     )
+    # A win rate lies in [0, 1]; a mean score within the scale's observed values.
+    seen = np.r_[values, unl["_f"].to_numpy(dtype=float)]
+    bounds = (0.0, 1.0) if joined.kind == "pairwise" else (float(seen.min()), float(seen.max()))
     out = []
     names = pd.concat([keys[group], unl[group]]).drop_duplicates().sort_values(group)
     for row in names.itertuples(index=False):
@@ -378,16 +382,23 @@ def _corrected(joined: JoinedLabels, confidence: float) -> tuple[CorrectedEstima
             if joined.kind == "pairwise"
             else f"mean score of {row[0]}"
         )
+        est = ppi_mean(
+            keys.loc[sel_l, "_y"],
+            keys.loc[sel_l, "_f"],
+            unl.loc[sel_u, "_f"],
+            confidence=confidence,
+            target=target,
+            bounds=bounds if bounds[0] < bounds[1] else None,
+        )
+        check = subset_check(keys.loc[sel_l, "_f"].tolist(), unl.loc[sel_u, "_f"].tolist())
         out.append(
-            ppi_mean(
-                keys.loc[sel_l, "_y"],
-                keys.loc[sel_l, "_f"],
-                unl.loc[sel_u, "_f"],
-                confidence=confidence,
-                target=target,
+            replace(
+                est,
+                systems=tuple(str(s) for s in row),
+                subset_p=check.p_value,
+                subset_warning=check.warning,
             )
         )
-        out[-1] = replace(out[-1], systems=tuple(str(s) for s in row))
     return tuple(out)
 
 
@@ -466,4 +477,6 @@ def _render(r: CalibrationReport) -> str:
             raw = "-" if e.raw.value is None else f"{e.raw.value:.3f}"
             eff = "-" if e.effective_human_n is None else f"{e.effective_human_n:.0f}"
             lines.append(f"  {e.target}: {val}  raw {raw}  human n {e.n}, effective {eff}")
+            if e.subset_warning:
+                lines.append(f"    warning: {e.subset_warning}")
     return "\n".join(lines)

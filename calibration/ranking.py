@@ -21,6 +21,8 @@ from scipy.stats import rankdata
 
 from calibration.jsonable import jsonable
 
+# Above this share of resamples without a finite MLE the interval is not estimable.
+_MAX_DEGENERATE_SHARE = 0.5
 # Virtual ties per compared pair for bootstrap replicates without a finite MLE (some system
 # never lost or never won in that resample): small enough to put them in the far tails.
 _DEGENERATE_PRIOR = 1e-3
@@ -185,8 +187,8 @@ class BradleyTerryResult:
 
     systems: tuple[str, ...]
     strength: tuple[float, ...]
-    ci_low: tuple[float, ...]
-    ci_high: tuple[float, ...]
+    ci_low: tuple[float | None, ...]
+    ci_high: tuple[float | None, ...]
     rank: tuple[int, ...]
     ci: float
     n_items: int
@@ -197,6 +199,9 @@ class BradleyTerryResult:
     anchor: str | None
     degenerate_resamples: int  # replicates with no finite MLE, fitted with a tiny prior
     method: str = "bradley-terry mle (newton); percentile bootstrap over items"
+    not_estimable: str | None = None
+    """Why the intervals are None: most resamples had no finite fit, so their quantiles would
+    describe the tiny prior, not the data. The strengths (and the order) still stand."""
     replicates: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def table(self) -> pd.DataFrame:
@@ -289,11 +294,18 @@ def bradley_terry(
         reps = reps - reps[:, [a]]
     alpha = (1 - ci) / 2
     lo, hi = np.quantile(reps, [alpha, 1 - alpha], axis=0)
+    reason = None
+    if degenerate > _MAX_DEGENERATE_SHARE * resamples:
+        reason = (
+            f"{degenerate} of {resamples} resamples have no finite fit (a system never lost or "
+            f"never won in them; more than {_MAX_DEGENERATE_SHARE:.0%} makes the interval "
+            "describe the stand-in prior, not the data): judge more items"
+        )
     return BradleyTerryResult(
         systems=p.systems,
         strength=tuple(float(x) for x in beta),
-        ci_low=tuple(float(x) for x in lo),
-        ci_high=tuple(float(x) for x in hi),
+        ci_low=tuple(None if reason else float(x) for x in lo),
+        ci_high=tuple(None if reason else float(x) for x in hi),
         rank=tuple(int(x) for x in tied_ranks(beta, lo, hi)),
         ci=ci,
         n_items=p.n_items,
@@ -303,6 +315,7 @@ def bradley_terry(
         prior=prior,
         anchor=anchor,
         degenerate_resamples=degenerate,
+        not_estimable=reason,
         replicates=reps,
     )
 

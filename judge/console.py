@@ -185,6 +185,9 @@ def print_findings(summary: RunSummary) -> None:
     if ranking:
         order = ", ".join(f"{r.rank}. {r.system}" for r in ranking)
         _console.print(f"ranking (tied ranks share a number): {order}")
+    bt = analysis.comparison.bradley_terry
+    if bt is not None and bt.not_estimable is not None:
+        _console.print(f"Bradley-Terry intervals not estimable: {bt.not_estimable}")
     calibration = analysis.calibration
     if calibration is not None:
         alpha = calibration.overall.metrics["alpha"]
@@ -192,6 +195,9 @@ def print_findings(summary: RunSummary) -> None:
             f"judge vs humans: alpha {_num(alpha.value)} [{_num(alpha.ci_low)}, "
             f"{_num(alpha.ci_high)}], gate {calibration.gate.verdict.upper()}"
         )
+        for c in calibration.corrected:
+            if c.subset_warning:
+                _console.print(f"warning, corrected {c.target}: {c.subset_warning}")
     for gate in analysis.comparison.gates:
         if not gate.passed:
             _console.print(f"gate failed: {gate.reason}")
@@ -209,15 +215,19 @@ def print_comparison(report: dict) -> None:
     ranking = Table(title=f"Ranking ({report['kind']}; overlapping intervals share a rank)")
     for column in ("rank", "system", "items", "estimate", "95% interval"):
         ranking.add_column(column, justify="left" if column == "system" else "right")
+    bt = report.get("bradley_terry")
+    not_estimable = None if bt is None else bt["not_estimable"]
     for row in report["ranking"]:
         ranking.add_row(
             str(row["rank"]),
             row["system"],
             str(row["n_items"]),
             f"{row['estimate']:.3f}",
-            _interval(row["ci_low"], row["ci_high"], ".3f"),
+            "not estimable" if not_estimable else _interval(row["ci_low"], row["ci_high"], ".3f"),
         )
     _console.print(ranking)
+    if not_estimable:
+        _console.print(f"Bradley-Terry intervals not estimable: {not_estimable}")
     pairs = Table(title="Paired differences (a - b), percentile bootstrap over items")
     for column in ("a", "b", "diff", "95% interval", "wins/losses/ties", "p (Holm)", ""):
         pairs.add_column(column, justify="left" if column in ("a", "b") else "right")

@@ -64,3 +64,59 @@ def test_gate_syntax_error_names_position(tmp_path: Path) -> None:
     result = run_cli("compare", str(_scores(tmp_path)), "--gate", "diff(candidate, baseline >= 0")
     assert result.returncode == 2
     assert "error:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_compare_on_a_run_reproduces_the_reports_intervals(tmp_path: Path) -> None:
+    # Issue 12, item 8: `judge compare RUN` takes the run's seed, resamples and stratum, so
+    # it prints exactly the intervals of summary.json (it used seed 0 against the run's 1).
+    import yaml
+
+    from judge.simulator import SimulatorConfig, running_simulator
+    from tests.helpers import MT_BENCH
+
+    config = {
+        "name": "seeds",
+        "data": {
+            "items": str(MT_BENCH / "items.jsonl"),
+            "responses": str(MT_BENCH / "responses.jsonl.gz"),
+            "allow_empty_outputs": True,
+            "systems": ["alpaca-13b", "llama-13b", "vicuna-13b-v1.2"],
+        },
+        "rubric": "pairwise_general",
+        "compare": {"resamples": 300, "seed": 7},
+    }
+    with running_simulator(SimulatorConfig(seed=8)) as sim:
+        config["judges"] = [
+            {
+                "model": "openai/sim-judge",
+                "family": "simulated",
+                "base_url": sim.openai_base_url,
+                "transport": "http",
+                "max_connections": 16,
+            }
+        ]
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        run_dir = tmp_path / "run"
+        done = run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet")
+        assert done.returncode == 0, done.stderr
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))["comparison"]
+    again = run_cli("compare", str(run_dir), "--json")
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert report["seed"] == summary["seed"] == 7 and report["resamples"] == 300
+
+    def intervals(section: dict) -> list[tuple]:
+        pairs = [
+            (c["a"], c["b"], c["mean_diff"], c["ci_low"], c["ci_high"])
+            for c in section["comparisons"]
+        ]
+        ranks = [
+            (r["system"], r["estimate"], r["ci_low"], r["ci_high"]) for r in section["ranking"]
+        ]
+        return pairs + ranks
+
+    assert intervals(report) == intervals(summary)
+    # An explicit seed still wins, and gives other intervals.
+    other = json.loads(run_cli("compare", str(run_dir), "--json", "--seed", "0").stdout)
+    assert intervals(other) != intervals(summary)

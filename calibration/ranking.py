@@ -21,8 +21,6 @@ from scipy.stats import rankdata
 
 from calibration.jsonable import jsonable
 
-# Above this share of resamples without a finite MLE the interval is not estimable.
-_MAX_DEGENERATE_SHARE = 0.5
 # Virtual ties per compared pair for bootstrap replicates without a finite MLE (some system
 # never lost or never won in that resample): small enough to put them in the far tails.
 _DEGENERATE_PRIOR = 1e-3
@@ -294,12 +292,15 @@ def bradley_terry(
         reps = reps - reps[:, [a]]
     alpha = (1 - ci) / 2
     lo, hi = np.quantile(reps, [alpha, 1 - alpha], axis=0)
+    # A resample without a finite MLE puts some strength at the far end the stand-in prior
+    # allows. Once such resamples outnumber an interval's tail, (1 - ci) / 2 of them, that
+    # end is the prior's, not the data's: [-2.5, 7.6] on 5 items, say.
     reason = None
-    if degenerate > _MAX_DEGENERATE_SHARE * resamples:
+    if degenerate > alpha * resamples:
         reason = (
             f"{degenerate} of {resamples} resamples have no finite fit (a system never lost or "
-            f"never won in them; more than {_MAX_DEGENERATE_SHARE:.0%} makes the interval "
-            "describe the stand-in prior, not the data): judge more items"
+            f"never won in them), more than the {alpha:.1%} an interval end may rest on: "
+            "judge more items"
         )
     return BradleyTerryResult(
         systems=p.systems,

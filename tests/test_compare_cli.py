@@ -120,3 +120,23 @@ def test_compare_on_a_run_reproduces_the_reports_intervals(tmp_path: Path) -> No
     # An explicit seed still wins, and gives other intervals.
     other = json.loads(run_cli("compare", str(run_dir), "--json", "--seed", "0").stdout)
     assert intervals(other) != intervals(summary)
+
+
+def test_compare_says_when_bradley_terry_intervals_are_not_estimable(tmp_path: Path) -> None:
+    # Five items on which s0 loses once and s2 wins once: most resamples have no finite fit
+    # (tests/test_ranking.py works the share out), so the intervals are "not estimable".
+    scores = {"q1": (0.0, 1.0, 1.0), "q2": (1.0, 0.0, 1.0)}
+    rows = ["item_id,system_a,system_b,score_a"] + [
+        f"{item},{a},{b},{scores.get(item, (1.0, 1.0, 1.0))[k]}"
+        for item in ("q1", "q2", "q3", "q4", "q5")
+        for k, (a, b) in enumerate([("s0", "s1"), ("s1", "s2"), ("s0", "s2")])
+    ]
+    path = tmp_path / "pairs.csv"
+    path.write_text("\n".join(rows) + "\n")
+    shown = run_cli("compare", str(path), "--resamples", "1000")
+    assert shown.returncode == 0, shown.stderr
+    assert "Bradley-Terry intervals not estimable:" in shown.stdout
+    assert "resamples have no finite fit" in shown.stdout
+    report = json.loads(run_cli("compare", str(path), "--resamples", "1000", "--json").stdout)
+    assert "no finite fit" in report["bradley_terry"]["not_estimable"]
+    assert all(r["ci_low"] is None and r["ci_high"] is None for r in report["ranking"])

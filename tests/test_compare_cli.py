@@ -69,34 +69,11 @@ def test_gate_syntax_error_names_position(tmp_path: Path) -> None:
 def test_compare_on_a_run_reproduces_the_reports_intervals(tmp_path: Path) -> None:
     # Issue 12, item 8: `judge compare RUN` takes the run's seed, resamples and stratum, so
     # it prints exactly the intervals of summary.json (it used seed 0 against the run's 1).
-    import yaml
-
     from judge.simulator import SimulatorConfig, running_simulator
-    from tests.helpers import MT_BENCH
+    from tests.test_report import _small_config
 
-    config = {
-        "name": "seeds",
-        "data": {
-            "items": str(MT_BENCH / "items.jsonl"),
-            "responses": str(MT_BENCH / "responses.jsonl.gz"),
-            "allow_empty_outputs": True,
-            "systems": ["alpaca-13b", "llama-13b", "vicuna-13b-v1.2"],
-        },
-        "rubric": "pairwise_general",
-        "compare": {"resamples": 300, "seed": 7},
-    }
     with running_simulator(SimulatorConfig(seed=8)) as sim:
-        config["judges"] = [
-            {
-                "model": "openai/sim-judge",
-                "family": "simulated",
-                "base_url": sim.openai_base_url,
-                "transport": "http",
-                "max_connections": 16,
-            }
-        ]
-        path = tmp_path / "config.yaml"
-        path.write_text(yaml.safe_dump(config))
+        path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 300, "seed": 7})
         run_dir = tmp_path / "run"
         done = run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet")
         assert done.returncode == 0, done.stderr

@@ -20,10 +20,12 @@ from calibration.compare import ComparisonReport, compare_table
 from calibration.compare_input import ComparisonInputError
 from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
 from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
+from calibration.kinds import infer_kind
 from calibration.labels import LabelError, join_labels, load_mt_bench
 from calibration.pairs import all_pairs, holm, win_rate_matrix
 from calibration.passk import pass_at_k, pass_at_k_interval
-from calibration.ranking import bradley_terry, leaderboard_transfer, tied_ranks
+from calibration.ranking import bradley_terry, leaderboard_transfer
+from calibration.ranks import interval_overlap_ranks, ranks_from_tests
 from calibration.scorecard import MetricSpec, Scorecard, ScorecardSpec, scorecard
 from calibration.trust_gate import GateThresholds, GateVerdict
 from calibration.trust_gate import evaluate_gate as evaluate_trust_gate
@@ -52,6 +54,8 @@ __all__ = [
     "evaluate_gate",
     "evaluate_trust_gate",
     "holm",
+    "infer_kind",
+    "interval_overlap_ranks",
     "join_labels",
     "kendall_tau_b",
     "krippendorff_alpha",
@@ -65,12 +69,12 @@ __all__ = [
     "pass_at_k_interval",
     "ppi_mean",
     "ppi_win_rate",
+    "ranks_from_tests",
     "raw_agreement",
     "rogan_gladen",
     "scorecard",
     "shuffled_judge",
     "spearman",
-    "tied_ranks",
     "win_rate",
     "win_rate_matrix",
 ]

@@ -86,23 +86,31 @@ def _cluster_index(clusters: object | None, n: int) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(uniques)
 
 
-def _kappa_weights(k: int, weights: Weights) -> np.ndarray:
-    i = np.arange(k)
+def _kappa_weights(k: int, weights: Weights, values: Sequence[float] | None) -> np.ndarray:
+    """Disagreement weights between categories: by their `values` when given (a score scale),
+    else by their positions."""
+    v = np.arange(k, dtype=float) if values is None else np.asarray(values, dtype=float)
+    if len(v) != k:
+        raise ValueError(f"{len(v)} values for {k} categories")
     if weights is None:
         return 1.0 - np.eye(k)
     if weights == "linear":
-        return np.abs(i[:, None] - i[None, :]).astype(float)
+        return np.abs(v[:, None] - v[None, :])
     if weights == "quadratic":
-        return ((i[:, None] - i[None, :]) ** 2).astype(float)
+        return (v[:, None] - v[None, :]) ** 2
     raise ValueError(f"weights must be None, 'linear' or 'quadratic', got {weights!r}")
 
 
-def kappa_from_confusion(confusion: np.ndarray, weights: Weights = None) -> np.ndarray:
+def kappa_from_confusion(
+    confusion: np.ndarray, weights: Weights = None, values: Sequence[float] | None = None
+) -> np.ndarray:
     """Cohen's kappa (Cohen 1960; weighted: Cohen 1968) of each (K, K) confusion matrix in a
-    stack: 1 - sum(w * observed) / sum(w * expected), expected from the margins."""
+    stack: 1 - sum(w * observed) / sum(w * expected), expected from the margins. Weighted
+    kappa weighs a disagreement by the distance of the categories' `values` (default: their
+    positions 0..K-1)."""
     o = np.asarray(confusion, dtype=float)
     o = o.reshape((-1, *o.shape[-2:]))
-    w = _kappa_weights(o.shape[-1], weights)
+    w = _kappa_weights(o.shape[-1], weights, values)
     total = o.sum(axis=(1, 2))
     with np.errstate(divide="ignore", invalid="ignore"):
         e = o.sum(axis=2)[:, :, None] * o.sum(axis=1)[:, None, :] / total[:, None, None]
@@ -124,22 +132,36 @@ def cohen_kappa(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> Estimate:
-    """Cohen's kappa between two label sequences; `weights` linear or quadratic over the
-    positions of `labels` (default: sorted distinct values), as in the weighted kappa."""
+    """Cohen's kappa between two label sequences (categories: `labels`, default the sorted
+    distinct values).
+
+    `weights` linear or quadratic: a disagreement weighs |u - v| or (u - v)^2, where u, v are
+    the label values when every label is a number (pass the full scale as `labels` to show
+    unused levels; a 1-5 scale nobody scored 3 on keeps the distance 2 between 2 and 4), and
+    their positions in `labels` otherwise (ordered text labels).
+
+    Pairwise verdicts (a / b / tie) are labels like any other here: this function does not
+    know which system is `a`, so it counts them in the orientation given. `calibrate` counts
+    them in both (see `calibration.calibrate`)."""
     check_resampling(resamples, confidence)
     x, y, cats = _paired(a, b, missing, labels)
     if weights is not None and _MISSING in cats:
         raise ValueError("weighted kappa needs ordered labels; missing verdicts have no position")
+    numeric = all(
+        isinstance(c, int | float | np.integer | np.floating) and not isinstance(c, bool)
+        for c in cats
+    )
     unit, n = _cluster_index(clusters, len(x))
     k = len(cats)
     cols = sp.csr_matrix((np.ones(len(x)), (unit, x * k + y)), shape=(n, k * k))
     method = f"cohen kappa ({weights or 'unweighted'}); percentile cluster bootstrap over units"
-    point = kappa_from_confusion(np.asarray(cols.sum(axis=0)).reshape(k, k), weights)[0]
+    values = [float(c) for c in cats] if numeric else None
+    point = kappa_from_confusion(np.asarray(cols.sum(axis=0)).reshape(k, k), weights, values)[0]
     if not np.isfinite(point):
         reason = "expected disagreement is zero (both sides use one and the same label)"
         return undefined(n, method, seed, confidence, reason)
     sums = resampled_sums(cols, resamples, np.random.default_rng(seed))
-    boot = kappa_from_confusion(sums.reshape(-1, k, k), weights)
+    boot = kappa_from_confusion(sums.reshape(-1, k, k), weights, values)
     return from_resamples(point, boot, n, method, seed, confidence)
 
 

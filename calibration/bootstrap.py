@@ -9,7 +9,7 @@ intervals) is `calibration.resampling`. Many systems at once: `calibration.pairs
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,9 +21,9 @@ from calibration.resampling import (
     as_values,
     interval,
     make_units,
-    p_value,
     resample_mean,
     standard_error,
+    tested_p_value,
 )
 
 # --------------------------------------------------------------------------- results
@@ -35,7 +35,10 @@ class PairedBootstrapResult:
 
     `wins`/`losses`/`ties` count units (items, or clusters when given) whose mean difference is
     positive/negative/zero; `n` counts rows. `ci_low`/`ci_high` are the `method` interval; both
-    the percentile and BCa intervals are kept. `p_value` is two-sided for "no difference".
+    the percentile and BCa intervals are kept. `p_value` is two-sided for "no difference", from
+    `p_method` ("bootstrap", "sign" or "normal": `calibration.resampling` says which, when);
+    `p_floor_limited` says it is the bootstrap's floor `p_floor` = 1/(resamples+1), so the
+    p-value is below it.
     """
 
     mean_diff: float
@@ -50,6 +53,9 @@ class PairedBootstrapResult:
     losses: int
     ties: int
     p_value: float
+    p_method: str
+    p_floor: float
+    p_floor_limited: bool
     n: int
     n_units: int
     n_strata: int
@@ -60,11 +66,26 @@ class PairedBootstrapResult:
 
     @property
     def distinguishable(self) -> bool:
-        """True when the interval excludes 0: the sample tells the two systems apart."""
-        return self.ci_low > 0 or self.ci_high < 0
+        """This pair alone (a family of one) is told apart: p < 1 - ci. Among several pairs
+        "told apart" is Holm's: `calibration.pairs.PairComparison.told_apart`."""
+        return bool(self.p_value < 1 - self.ci)
+
+    def negated(self) -> PairedBootstrapResult:
+        """The same comparison as b - a: the interval and the counts turned round."""
+        return replace(
+            self,
+            mean_diff=-self.mean_diff,
+            ci_low=-self.ci_high,
+            ci_high=-self.ci_low,
+            percentile=(-self.percentile[1], -self.percentile[0]),
+            bca=(-self.bca[1], -self.bca[0]),
+            wins=self.losses,
+            losses=self.wins,
+            replicates=-self.replicates,
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {**jsonable(self), "distinguishable": self.distinguishable}
+        return jsonable(self)
 
 
 @dataclass(frozen=True)
@@ -201,6 +222,7 @@ def paired_bootstrap(
     )
     lo, hi = interval(boot, method)
     unit = boot.units.means
+    p = tested_p_value(boot, method)
     return PairedBootstrapResult(
         mean_diff=boot.estimate,
         ci_low=lo,
@@ -213,7 +235,10 @@ def paired_bootstrap(
         wins=int((unit > 0).sum()),
         losses=int((unit < 0).sum()),
         ties=int((unit == 0).sum()),
-        p_value=p_value(boot, method),
+        p_value=p.value,
+        p_method=p.method,
+        p_floor=p.floor,
+        p_floor_limited=p.floor_limited,
         n=len(diff),
         n_units=boot.units.n,
         n_strata=len(boot.units.bounds),

@@ -126,11 +126,19 @@ def _expected(marg: np.ndarray, level: Level, domain: np.ndarray) -> np.ndarray:
     return np.einsum("bc,ck,bk->b", marg, _delta(domain, level), marg)
 
 
-def units_from_value_counts(counts: np.ndarray, domain: np.ndarray, level: Level) -> AlphaUnits:
+def units_from_value_counts(
+    counts: np.ndarray, domain: np.ndarray, level: Level, *, mirror: np.ndarray | None = None
+) -> AlphaUnits:
     """Standard Krippendorff units: `counts[u, c]` = how many coders gave unit u value c.
 
     A unit with m >= 2 values contributes (c c^T - diag(c)) / (m - 1); others nothing.
+    `mirror` (a permutation of the values, e.g. a <-> b of pairwise labels): each unit also
+    contributes its mirror image, in its own row, so the two are resampled together.
     """
+    if mirror is not None:
+        units = units_from_value_counts(counts, domain, level)
+        image = units_from_value_counts(np.asarray(counts)[:, mirror], domain, level)
+        return AlphaUnits(level, units.domain, units.columns + image.columns, units.pairable_units)
     counts = np.asarray(counts, dtype=float)
     m = counts.sum(axis=1)
     pairable = m >= 2

@@ -11,12 +11,30 @@ key's comparisons are resampled together. The human ceiling is Krippendorff's al
 humans on keys with two or more labels; the judge's comparable figure is leave-one-human-out
 (each label in turn is replaced by the judge and compared with the others), on the same keys
 and resamples, so their difference has a paired interval.
+
+Both orientations. Which system of a pair is `a` is an artefact of naming (`calibration.labels`
+sorts the two names), yet chance correction reads the label marginals: how often `a` was said
+depends on which systems happen to sort first, and renaming `alpaca-13b` to sort last moved
+MT-Bench judge alpha from 0.476 to 0.435. So every chance-corrected statistic of pairwise labels
+(alpha of judge, humans and LOHO, Cohen's kappa) is computed on the data in both orientations:
+each comparison once as labelled and once as seen from the other side (a <-> b, ties stay), the
+mirror copy in its key's bootstrap cluster. Why this is the right estimator: swapping a and b
+preserves every agreement and disagreement, so the observed disagreement is the data's own;
+the expected disagreement comes from mirror-symmetric marginals (as many `a` as `b`), the only
+marginals that privilege neither system, so it no longer depends on the orientation and the
+statistic is a function of the labels up to renaming. It is the ordinary statistic of a
+concrete data set (the doubled one), so the `krippendorff` package and scikit-learn reproduce it
+there (tests do), and it keeps alpha's and kappa's ranges and meaning. Alpha's small-sample
+factor (n - 1) then counts both copies; weighting each copy 1/2, or averaging the expected
+disagreement over every orientation of the keys, differs only by O(1/n) (under 0.001 on
+MT-Bench: scripts/orientation_table.py). Raw agreement (S1, S2) does not depend on orientation
+and counts each comparison once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 import pandas as pd
@@ -39,10 +57,10 @@ from calibration.bootstrap_alpha import (
     units_from_pairs,
     units_from_value_counts,
 )
-from calibration.correction import CorrectedEstimate, ppi_mean
+from calibration.corrected_labels import corrected_estimates
+from calibration.correction import CorrectedEstimate
 from calibration.estimate import Agreement, Estimate, from_resamples, undefined
 from calibration.labels import (
-    OUTCOME_SCORE,
     JoinedLabels,
     JoinSummary,
     Kind,
@@ -51,7 +69,6 @@ from calibration.labels import (
     natural_key,
     normalise,
 )
-from calibration.subset import subset_check
 from calibration.trust_gate import GateThresholds, GateVerdict, evaluate_gate
 
 # Package alpha builds an (rows, K, K) array; beyond this many cells use the coincidences.
@@ -114,6 +131,7 @@ def calibrate(
     strata: Sequence[str] = (),
     gate: GateThresholds | None = None,
     level: Level | None = None,
+    scale: Sequence[float] | None = None,
     resamples: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
@@ -123,6 +141,8 @@ def calibrate(
     Tables as in `calibration.labels` (pairwise: item_id, system_a, system_b, winner
     [+ annotator]; absolute: item_id, system, score [+ annotator]). `strata` are key-level
     columns of either table. `level` defaults to nominal (pairwise) / interval (absolute).
+    `scale` (absolute): the rubric's score values, used or not (a human score outside is an
+    error); weighted kappa weighs disagreements by score value either way.
     Raises `LabelError` (a ValueError) naming the row and column of malformed input.
     """
     level = level or ("nominal" if kind == "pairwise" else "interval")
@@ -131,7 +151,7 @@ def calibrate(
     if resamples < 1 or not 0 < confidence < 1:
         raise ValueError("resamples must be >= 1 and confidence in (0, 1)")
     thresholds = gate or GateThresholds()
-    joined = join_labels(judge_table, human_table, kind=kind, strata=strata)
+    joined = join_labels(judge_table, human_table, kind=kind, strata=strata, scale=scale)
     if joined.summary.matched_keys == 0:
         raise LabelError(
             "no key has both a usable judgment and a human label: "
@@ -160,7 +180,7 @@ def calibrate(
         tuple(parts),
         final,
         joined.summary,
-        _corrected(joined, confidence),
+        corrected_estimates(joined, confidence),
         resamples,
         seed,
         confidence,
@@ -201,16 +221,21 @@ class _Ctx:
         weight = h[key, cat]
         domain = domain_for_level(np.asarray(j.values if j.kind == "absolute" else range(k)), lv)
         note = "percentile cluster bootstrap over keys"
+        # Chance-corrected statistics see both orientations (module docstring).
+        pk, px, py, pw = _both_orientations(j.mirror, key, jc[key], cat, weight)
+        both = "" if j.mirror is None else ", both orientations"
 
         ratio_cols = pairwise_columns(j, mask)
         confusion = np.zeros((n, k * k))
         confusion[key, jc[key] * k + cat] = weight
-        units = {"judge": units_from_pairs(key, jc[key], cat, weight, n, domain, lv)}
+        mirrored = np.zeros((n, k * k))
+        np.add.at(mirrored, (pk, px * k + py), pw)
+        units = {"judge": units_from_pairs(pk, px, py, pw, n, domain, lv)}
         if multi.any():
-            units["human"] = units_from_value_counts(h, domain, lv)
-            units["loho"] = units_from_pairs(key, jc[key], cat, weight * multi[key], n, domain, lv)
+            units["human"] = units_from_value_counts(h, domain, lv, mirror=j.mirror)
+            units["loho"] = units_from_pairs(pk, px, py, pw * multi[pk], n, domain, lv)
         values = j.values
-        blocks = {"ratio": ratio_block(ratio_cols), "confusion": confusion}
+        blocks = {"ratio": ratio_block(ratio_cols), "confusion": mirrored}
         blocks |= {f"alpha_{name}": u.columns for name, u in units.items()}
         if j.kind == "absolute":
             diff = np.bincount(key, weights=weight * (values[jc[key]] - values[cat]), minlength=n)
@@ -232,8 +257,8 @@ class _Ctx:
 
         judge_alpha, _ = alpha(
             "judge",
-            _package_pairs(jc[key], cat, weight, k, domain, lv),
-            f"krippendorff alpha ({lv}), judge vs each human label; {note}",
+            _package_pairs(px, py, pw, k, domain, lv),
+            f"krippendorff alpha ({lv}), judge vs each human label{both}; {note}",
         )
         ratio = ratio_estimates(
             ratio_cols,
@@ -247,7 +272,7 @@ class _Ctx:
         metrics: dict[str, Estimate] = {"alpha": judge_alpha}
         if j.kind == "pairwise":
             metrics |= {dst: ratio[src] for src, dst in _PAIRWISE_RATIOS.items()}
-            metrics["kappa"] = self._kappa(confusion, sums["confusion"], None, note)
+            metrics["kappa"] = self._kappa(mirrored, sums["confusion"], None, note, values)
         else:
             human_mean = (h @ values) / m
             kw = {"resamples": self.resamples, "seed": seed, "confidence": conf}
@@ -265,21 +290,22 @@ class _Ctx:
             )
             if k <= _MAX_KAPPA_CATEGORIES:
                 metrics["kappa_quadratic"] = self._kappa(
-                    confusion, sums["confusion"], "quadratic", note
+                    mirrored, sums["confusion"], "quadratic", note, values
                 )
 
         ceiling = None
         if multi.any():
+            doubled = h if j.mirror is None else np.vstack([h, h[:, j.mirror]])
             human_alpha, human_boot = alpha(
                 "human",
-                package_alpha(h, domain, lv) if h.size * k <= _PACKAGE_CELLS else None,
-                f"krippendorff alpha ({lv}) among humans; {note}",
+                package_alpha(doubled, domain, lv) if doubled.size * k <= _PACKAGE_CELLS else None,
+                f"krippendorff alpha ({lv}) among humans{both}; {note}",
             )
             loho_alpha, loho_boot = alpha(
                 "loho",
-                _package_pairs(jc[key], cat, weight * multi[key], k, domain, lv),
+                _package_pairs(px, py, pw * multi[pk], k, domain, lv),
                 f"krippendorff alpha ({lv}), judge vs each human label on keys with >= 2 "
-                f"labels (leave-one-human-out); {note}",
+                f"labels (leave-one-human-out){both}; {note}",
             )
             method = f"judge LOHO alpha - human alpha; paired {note}"
             if human_boot is None or loho_boot is None:
@@ -316,15 +342,19 @@ class _Ctx:
         )
         return StratumReport(stratum, n, int(m.sum()), metrics, ceiling, matrix, verdict)
 
-    def _kappa(self, confusion: np.ndarray, sums: np.ndarray, weights, note: str) -> Estimate:
-        """Cohen's kappa of judge vs each human label (their confusion matrix), resampled."""
+    def _kappa(
+        self, confusion: np.ndarray, sums: np.ndarray, weights, note: str, values: np.ndarray
+    ) -> Estimate:
+        """Cohen's kappa of judge vs each human label (their confusion matrix), resampled;
+        weighted by the distance of the labels' values."""
         k = int(np.sqrt(confusion.shape[1]))
-        method = f"cohen kappa ({weights or 'unweighted'}), judge vs each human label; {note}"
-        point = kappa_from_confusion(confusion.sum(axis=0).reshape(k, k), weights)[0]
+        both = "" if self.joined.mirror is None else ", both orientations"
+        method = f"cohen kappa ({weights or 'unweighted'}), judge vs each human label{both}; {note}"
+        point = kappa_from_confusion(confusion.sum(axis=0).reshape(k, k), weights, values)[0]
         if not np.isfinite(point):
             reason = "expected disagreement is zero (one label throughout)"
             return undefined(len(confusion), method, self.seed, self.confidence, reason)
-        boot = kappa_from_confusion(sums.reshape(-1, k, k), weights)
+        boot = kappa_from_confusion(sums.reshape(-1, k, k), weights, values)
         return from_resamples(point, boot, len(confusion), method, self.seed, self.confidence)
 
 
@@ -345,6 +375,16 @@ _PAIRWISE_RATIOS = {
 }
 
 
+def _both_orientations(
+    mirror: np.ndarray | None, key: np.ndarray, x: np.ndarray, y: np.ndarray, w: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Comparisons (key, judge category x, human category y, weight), followed by their
+    mirror images (a <-> b) in the same keys; unchanged when there is no orientation."""
+    if mirror is None:
+        return key, x, y, w
+    return np.r_[key, key], np.r_[x, mirror[x]], np.r_[y, mirror[y]], np.r_[w, w]
+
+
 def _package_pairs(x, y, weight, k: int, domain: np.ndarray, level: Level) -> float | None:
     """The package's alpha over comparisons as two-coder units (a weight repeats a unit)."""
     xs, ys = np.repeat(x, weight), np.repeat(y, weight)
@@ -354,52 +394,6 @@ def _package_pairs(x, y, weight, k: int, domain: np.ndarray, level: Level) -> fl
     np.add.at(counts, (np.arange(len(xs)), xs), 1)
     np.add.at(counts, (np.arange(len(ys)), ys), 1)
     return package_alpha(counts, domain, level)
-
-
-def _corrected(joined: JoinedLabels, confidence: float) -> tuple[CorrectedEstimate, ...]:
-    """PPI++ per system pair (win rate of system_a, ties half) or per system (mean score)."""
-    values = joined.values
-    group = ["system_a", "system_b"] if joined.kind == "pairwise" else ["system"]
-    keys = joined.keys.assign(
-        _y=(joined.human_counts @ values) / joined.human_counts.sum(axis=1),
-        _f=values[joined.judge_code],
-    )
-    unl = joined.judge_only.assign(
-        _f=[OUTCOME_SCORE[v] for v in joined.judge_only["judge"]]
-        if joined.kind == "pairwise"
-        else joined.judge_only["judge"].astype(float)
-    )
-    # A win rate lies in [0, 1]; a mean score within the scale's observed values.
-    seen = np.r_[values, unl["_f"].to_numpy(dtype=float)]
-    bounds = (0.0, 1.0) if joined.kind == "pairwise" else (float(seen.min()), float(seen.max()))
-    out = []
-    names = pd.concat([keys[group], unl[group]]).drop_duplicates().sort_values(group)
-    for row in names.itertuples(index=False):
-        sel_l = (keys[group] == list(row)).all(axis=1)
-        sel_u = (unl[group] == list(row)).all(axis=1)
-        target = (
-            f"win rate of {row[0]} over {row[1]} (ties count half)"
-            if joined.kind == "pairwise"
-            else f"mean score of {row[0]}"
-        )
-        est = ppi_mean(
-            keys.loc[sel_l, "_y"],
-            keys.loc[sel_l, "_f"],
-            unl.loc[sel_u, "_f"],
-            confidence=confidence,
-            target=target,
-            bounds=bounds if bounds[0] < bounds[1] else None,
-        )
-        check = subset_check(keys.loc[sel_l, "_f"].tolist(), unl.loc[sel_u, "_f"].tolist())
-        out.append(
-            replace(
-                est,
-                systems=tuple(str(s) for s in row),
-                subset_p=check.p_value,
-                subset_warning=check.warning,
-            )
-        )
-    return tuple(out)
 
 
 # --- output --------------------------------------------------------------------------------
@@ -440,6 +434,7 @@ def _render(r: CalibrationReport) -> str:
         f"judgment and human labels, {j.matched_labels} human labels",
         f"  judge-only keys {j.judge_only.count}; human keys the judge lacks "
         f"{j.human_only.count}; judgments without a verdict {j.judge_no_verdict.count}",
+        *(f"  {note}" for note in j.notes()),
         f"  intervals: {r.confidence:.0%} percentile cluster bootstrap over keys, "
         f"{r.resamples} resamples, seed {r.seed}",
         "",

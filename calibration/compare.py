@@ -13,18 +13,23 @@ Two table shapes:
 
 Everything is resampled with the same `seed`, and every interval says which it used. The
 tables are checked (errors that name the fix) in `calibration.compare_input`.
+
+"Told apart" is the Holm-adjusted paired test of the overall family (`calibration.pairs`), and
+the ranking's ranks come from the same tests over the ordering by mean score or Bradley–Terry
+strength (`calibration.ranks`); a gate's `p_value(diff(a, b))` is the pair's Holm-adjusted
+p-value when the pair is in that family.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap
+from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean
 from calibration.compare_input import (
     ComparisonInputError,
     pairwise_rows,
@@ -37,25 +42,24 @@ from calibration.pairs import (
     PairComparison,
     bootstrap_pair,
     holm_family,
+    paired_difference,
     system_pairs,
     win_rate_matrix,
 )
-from calibration.ranking import (
-    BradleyTerryResult,
-    bradley_terry,
-    pairwise_win_rates,
-    tied_ranks,
-)
+from calibration.ranking import BradleyTerryResult, bradley_terry, pairwise_win_rates
+from calibration.ranks import family_ranks
 from calibration.resampling import Method
 
 Kind = Literal["scores", "pairwise"]
-_MEAN_CI = ("mean", "ci_low", "ci_high")
+# One system before it is ranked: name, items, estimate, interval.
+_Placed = tuple[str, int, float, float, float]
 
 
 @dataclass(frozen=True)
 class SystemSummary:
-    """One system: mean score (scores) or Bradley–Terry strength (pairwise), with a rank
-    shared by every system whose interval overlaps (directly or through a chain)."""
+    """One system: mean score (scores) or Bradley–Terry strength (pairwise), the ordering,
+    with a rank from the Holm-adjusted paired tests (`calibration.ranks.ranks_from_tests`):
+    it shares a rank only with systems it is not told apart from."""
 
     system: str
     n_items: int
@@ -165,7 +169,7 @@ class _Table:
     n_rows: int
     common: dict[str, Any]  # seed, resamples, ci, method
 
-    def pair(self, a: str, b: str, stratum: str | None = None) -> Any:
+    def pair(self, a: str, b: str, stratum: str | None = None, resamples: int | None = None) -> Any:
         raise NotImplementedError
 
     def unpaired(self, a: str, b: str) -> str:
@@ -205,7 +209,13 @@ class _Scores(_Table):
         self.n_rows = len(df)
 
     def pair(
-        self, a: str, b: str, stratum: str | None = None, *, wins: bool = False
+        self,
+        a: str,
+        b: str,
+        stratum: str | None = None,
+        resamples: int | None = None,
+        *,
+        wins: bool = False,
     ) -> tuple[PairedBootstrapResult, int] | None:
         """a - b on the items both have (resampled within strata; with `stratum`, on that
         stratum's items only) and the items only one has; None when they share none."""
@@ -213,9 +223,9 @@ class _Scores(_Table):
             wide, strata = self.wide, self.strata
         else:
             wide, strata = self.wide.loc[self.strata == stratum], None
-        return bootstrap_pair(
-            wide, a, b, strata=strata, clusters=self.clusters, wins=wins, **self.common
-        )
+        common = {**self.common, "resamples": resamples or self.common["resamples"]}
+        clusters = self.clusters
+        return bootstrap_pair(wide, a, b, strata=strata, clusters=clusters, wins=wins, **common)
 
     def unpaired(self, a: str, b: str) -> str:
         return f"{a} and {b} share no scored item"
@@ -225,9 +235,9 @@ class _Scores(_Table):
             return f"{self.unpaired(a, b)}: not compared"
         return f"{self.by}={stratum}: {a} and {b} share no item"
 
-    def ranking(self, notes: list[str]) -> tuple[tuple[SystemSummary, ...], None]:
-        """Each system's mean score with its interval; overlapping intervals share a rank."""
-        summaries = []
+    def ranking(self, notes: list[str]) -> tuple[list[_Placed], None]:
+        """Each system's mean score with its interval: the ordering."""
+        placed = []
         for s in self.systems:
             col = self.wide[s].dropna()
             r = bootstrap_mean(
@@ -236,13 +246,8 @@ class _Scores(_Table):
                 clusters=None if self.clusters is None else self.clusters.loc[col.index].to_numpy(),
                 **self.common,
             )
-            summaries.append((s, len(col), r))
-        ranks = tied_ranks(*(np.array([getattr(r, f) for _, _, r in summaries]) for f in _MEAN_CI))
-        ranking = tuple(
-            SystemSummary(s, n, r.mean, r.ci_low, r.ci_high, int(k))
-            for (s, n, r), k in zip(summaries, ranks, strict=True)
-        )
-        return ranking, None
+            placed.append((s, len(col), r.mean, r.ci_low, r.ci_high))
+        return placed, None
 
     def win_rates(self) -> pd.DataFrame:
         return win_rate_matrix(self.wide)
@@ -305,7 +310,7 @@ class _Pairwise(_Table):
         self.n_rows = len(df)
 
     def pair(
-        self, a: str, b: str, stratum: str | None = None
+        self, a: str, b: str, stratum: str | None = None, resamples: int | None = None
     ) -> tuple[PairedBootstrapResult, int] | None:
         """a's net win rate over b (score_a - score_b over the rows comparing them, in both
         orders), resampled within strata, or on `stratum`'s rows only; None when no row
@@ -321,12 +326,13 @@ class _Pairwise(_Table):
         s = np.where(fwd.to_numpy(), df["score_a"].to_numpy(), 1 - df["score_a"].to_numpy())
         sa = s[mask]
         stratified = self.row_strata is not None and stratum is None
-        res = paired_bootstrap(
+        res = paired_difference(
             sa,
             1 - sa,
+            items=df["item_id"].to_numpy()[mask],
             strata=self.row_strata[mask] if stratified else None,
             clusters=self.row_clusters[mask],
-            **self.common,
+            **{**self.common, "resamples": resamples or self.common["resamples"]},
         )
         return res, 0
 
@@ -340,16 +346,15 @@ class _Pairwise(_Table):
             return f"{self.unpaired(a, b)}: not compared"
         return None
 
-    def ranking(
-        self, notes: list[str]
-    ) -> tuple[tuple[SystemSummary, ...], BradleyTerryResult | None]:
-        """Bradley–Terry strengths with their intervals, when the fit exists (`notes` say)."""
+    def ranking(self, notes: list[str]) -> tuple[list[_Placed], BradleyTerryResult | None]:
+        """Bradley–Terry strengths with their intervals, the ordering, when the fit exists
+        (`notes` say)."""
         c = self.common
         bt = _ranking(
             self.judgments, seed=c["seed"], resamples=c["resamples"], ci=c["ci"], notes=notes
         )
         if bt is None:
-            return (), None
+            return [], None
         # Distinct items over both slots: an item where a system is system_a in one pair and
         # system_b in another is still one item.
         df = self.df
@@ -363,13 +368,11 @@ class _Pairwise(_Table):
             .groupby("system")["item_id"]
             .nunique()
         )
-        ranking = tuple(
-            SystemSummary(s, int(n_items.get(s, 0)), est, lo, hi, rank)
-            for s, est, lo, hi, rank in zip(
-                bt.systems, bt.strength, bt.ci_low, bt.ci_high, bt.rank, strict=True
-            )
-        )
-        return ranking, bt
+        placed = [
+            (s, int(n_items.get(s, 0)), est, lo, hi)
+            for s, est, lo, hi in zip(bt.systems, bt.strength, bt.ci_low, bt.ci_high, strict=True)
+        ]
+        return placed, bt
 
     def win_rates(self) -> pd.DataFrame:
         return pairwise_win_rates(self.judgments)
@@ -386,6 +389,19 @@ class _Pairwise(_Table):
                 (1 + r.mean_diff) / 2, (1 + r.ci_low) / 2, (1 + r.ci_high) / 2, r.p_value, ci
             )
         return GateStatistic(r.mean_diff, r.ci_low, r.ci_high, r.p_value, ci)
+
+
+# --------------------------------------------------------------------------- ranks
+
+
+def _ranked(
+    placed: list[_Placed], comparisons: Sequence[PairComparison], notes: list[str]
+) -> tuple[SystemSummary, ...]:
+    """The systems, best first, with ranks from the overall family's tests."""
+    ranks, said = family_ranks({s: est for s, _, est, _, _ in placed}, comparisons)
+    notes += said
+    ranking = [SystemSummary(s, n, est, lo, hi, ranks[s]) for s, n, est, lo, hi in placed]
+    return tuple(sorted(ranking, key=lambda s: (s.rank, -s.estimate)))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -443,17 +459,26 @@ def compare_table(
                 done.append((a, b, *got))
             elif note := rows.skip_note(a, b, stratum, baseline):
                 notes.append(note)
-        return holm_family(done, stratum)
+
+        def rerun(a: str, b: str, n: int) -> tuple[PairedBootstrapResult, int] | None:
+            return rows.pair(a, b, stratum, n)
+
+        return holm_family(done, stratum, rerun)
 
     comparisons = family(None)
     strata = [] if rows.strata is None else sorted(rows.strata.unique())
     by_stratum = [c for value in strata for c in family(value)]
-    ranking, bt = rows.ranking(notes)
-    overall = {(c.a, c.b): c.result for c in comparisons}
+    placed, bt = rows.ranking(notes)
+    ranking = _ranked(placed, comparisons, notes)
+    overall = {(c.a, c.b): c for c in comparisons}
     by_system = {s.system: s for s in ranking}
 
     def compute(name: str, a: str, b: str) -> GateStatistic:
-        return rows.gate_statistic(name, a, b, overall.get((a, b)))
+        known = overall.get((a, b))
+        stat = rows.gate_statistic(name, a, b, None if known is None else known.result)
+        if known is None or (kind == "scores" and name == "winrate"):
+            return stat  # a test of its own: a family of one
+        return replace(stat, p_value=known.p_holm)
 
     def score(s: str) -> GateStatistic:
         m = by_system[s]
@@ -471,7 +496,7 @@ def compare_table(
         method=method,
         n_items=rows.n_items,
         n_rows=rows.n_rows,
-        ranking=tuple(sorted(ranking, key=lambda s: (s.rank, -s.estimate))),
+        ranking=ranking,
         comparisons=tuple(comparisons),
         by_stratum=tuple(by_stratum),
         win_rates=rows.win_rates(),

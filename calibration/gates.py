@@ -12,8 +12,10 @@
     accessor   := "ci_low" | "ci_high" | "p_value"
     system     := NAME | NUMBER | "quoted name"
 
-A stat used as an operand means its point estimate. Names may contain letters, digits and
-`_ . : / @ + -` (e.g. `gpt-4.1-mini`, `openai/gpt-4o`); quote anything else. Examples:
+A stat used as an operand means its point estimate; `p_value` is the context's (in
+`calibration.compare`, a pair's Holm-adjusted p-value when the pair is among those compared).
+Names may contain letters, digits and `_ . : / @ + -` (e.g. `gpt-4.1-mini`, `openai/gpt-4o`);
+quote anything else. Examples:
 
     diff(candidate, baseline) >= -0.02
     ci_low(diff(a, b)) > 0 and winrate(a, b) > 0.5

@@ -1,13 +1,15 @@
-"""Human labels and judge judgments as tables, validated and joined by key.
+"""Human labels and judge judgments joined by key (one table's checks: `label_tables`).
 
-Pairwise tables: `item_id, system_a, system_b, winner` (+ `annotator` for human labels), winner
-in {a, b, tie} (or the name of one of the row's systems). Absolute tables: `item_id, system,
-score` (+ `annotator`). Any other column is carried along (strata such as `category`, `turn`).
-
-A pairwise key is the item and the *unordered* system pair: rows are normalised so that
-`system_a < system_b`, flipping a/b when the names are swapped (as the MT-Bench paper's
-FastChat script does). Nothing is silently dropped: keys present on one side only, and judge
+A pairwise key is the item and the *unordered* system pair (`label_tables.normalise` sorts
+each row's systems). A judge table's two presentation orders of a key are combined by the
+runner's rule (`calibration.orders.combine_orders`). That orientation is arbitrary, so
+chance-corrected statistics count each key in both (`JoinedLabels.mirror`; see
+`calibration.calibrate`). Nothing is silently dropped: keys present on one side only, and judge
 rows without a verdict, are counted and exemplified in the `JoinSummary`.
+
+Matched keys are ordered by item, then by their labels (up to orientation), and only then by
+system names: keys that names alone would reorder are interchangeable for every statistic, so
+the bootstrap draws, and with them the intervals, do not change when a system is renamed.
 """
 
 from __future__ import annotations
@@ -20,35 +22,32 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-Kind = Literal["pairwise", "absolute"]
-OUTCOMES: tuple[str, ...] = ("a", "b", "tie")
-"""Pairwise label categories, in the order used by codes and confusion matrices."""
-OUTCOME_SCORE = {"a": 1.0, "tie": 0.5, "b": 0.0}
-"""A pairwise label as system_a's score: a win counts 1, a tie half."""
+from calibration.label_tables import (
+    KEYS,
+    OUTCOME_SCORE,
+    OUTCOMES,
+    Kind,
+    LabelError,
+    cell_error,
+    normalise,
+    row_index,
+)
+from calibration.orders import OrderCounts, combine_table_orders
 
-_KEYS: dict[str, tuple[str, ...]] = {
-    "pairwise": ("item_id", "system_a", "system_b"),
-    "absolute": ("item_id", "system"),
-}
-_VALUE = {"pairwise": "winner", "absolute": "score"}
 _EXAMPLES = 5
 
-
-class LabelError(ValueError):
-    """A label or judgment table is malformed; the message names the row and column.
-
-    For a callers' own error format the parts are attributes too: `row` (0-based position in
-    the table) and `problem` when one cell is at fault, `column` for that cell or for the
-    first missing column, `problem` alone otherwise.
-    """
-
-    def __init__(
-        self, message: str, *, row: int | None = None, column: str | None = None, problem=None
-    ) -> None:
-        super().__init__(message)
-        self.row = row
-        self.column = column
-        self.problem: str = problem or message
+__all__ = [
+    "OUTCOMES",
+    "OUTCOME_SCORE",
+    "JoinSummary",
+    "JoinedLabels",
+    "Kind",
+    "LabelError",
+    "join_labels",
+    "load_mt_bench",
+    "natural_key",
+    "normalise",
+]
 
 
 @dataclass(frozen=True)
@@ -75,9 +74,25 @@ class JoinSummary:
     """Human-labelled keys whose judge row has no verdict (parse failure, error): not comparable."""
     repeated_labels: int
     """Human labels repeating an (annotator, key) already labelled; each counts as one vote."""
+    judge_orders: OrderCounts | None = None
+    """How the judge table's two presentation orders were combined; None without an `order`
+    column."""
+    annotator_per_row: bool = False
+    """The human table has no `annotator` column: each row counted as its own annotator."""
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def notes(self) -> list[str]:
+        """What was assumed or combined while reading the tables, one sentence each."""
+        notes = [] if self.judge_orders is None else [self.judge_orders.note()]
+        if self.annotator_per_row:
+            notes.append(
+                "annotators: the human table has no 'annotator' column, so each row counts as "
+                "its own annotator (labels on one key are distinct labels; add the column to "
+                "follow annotators across keys)"
+            )
+        return notes
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,15 @@ class JoinedLabels:
     strata: tuple[str, ...]
 
     @property
+    def mirror(self) -> np.ndarray | None:
+        """Pairwise: the category permutation that exchanges system_a and system_b (a <-> b,
+        tie stays); None for absolute scores, which have no orientation."""
+        if self.kind == "absolute":
+            return None
+        swap = {"a": "b", "b": "a", "tie": "tie"}
+        return np.array([self.categories.index(swap[c]) for c in self.categories])
+
+    @property
     def values(self) -> np.ndarray:
         """Numeric value of each category: pairwise labels as system_a's score (1, 0, 0.5)."""
         if self.kind == "pairwise":
@@ -115,119 +139,6 @@ def natural_key(value: object) -> tuple:
         return (0, float(text), text)
     except ValueError:
         return (1, 0.0, text)
-
-
-def _index(table: pd.DataFrame, pos: int) -> object:
-    label = table.index[pos]
-    return label.item() if isinstance(label, np.generic) else label
-
-
-def _where(role: str, table: pd.DataFrame, pos: int, column: str) -> str:
-    return f"{role} table, row {pos} (index {_index(table, pos)!r}), column {column!r}"
-
-
-def _cell_error(role: str, table: pd.DataFrame, pos: int, column: str, problem: str) -> LabelError:
-    return LabelError(
-        f"{_where(role, table, pos, column)}: {problem}", row=pos, column=column, problem=problem
-    )
-
-
-def _require(table: pd.DataFrame, role: str, columns: Sequence[str]) -> None:
-    missing = [c for c in columns if c not in table.columns]
-    if missing:
-        raise LabelError(
-            f"{role} table lacks column(s) {', '.join(map(repr, missing))}; "
-            f"it has {', '.join(map(repr, table.columns)) or 'no columns (an empty file?)'}",
-            column=missing[0],
-        )
-
-
-def _text_column(table: pd.DataFrame, role: str, column: str) -> pd.Series:
-    col = table[column]
-    bad = col.isna() | (col.astype(str).str.strip() == "")
-    if bad.any():
-        pos = int(np.flatnonzero(bad.to_numpy())[0])
-        raise _cell_error(role, table, pos, column, "empty; every row needs a value")
-    return col.astype(str)
-
-
-def normalise(table: pd.DataFrame, kind: Kind, role: Literal["judge", "human"]) -> pd.DataFrame:
-    """Validate one table and return it with sorted pairwise keys and a `label` column.
-
-    Judge rows may lack a verdict (`label` None); human rows may not.
-    """
-    if kind not in _KEYS:
-        raise LabelError(f"kind must be 'pairwise' or 'absolute', got {kind!r}")
-    if not isinstance(table, pd.DataFrame):
-        raise LabelError(f"{role} labels must be a pandas DataFrame, got {type(table).__name__}")
-    needed = [*_KEYS[kind], _VALUE[kind]] + (["annotator"] if role == "human" else [])
-    _require(table, role, needed)
-    out = table.reset_index(drop=True).copy()
-    src = table
-    for col in _KEYS[kind] + (("annotator",) if role == "human" else ()):
-        out[col] = _text_column(src, role, col).to_numpy()
-    if kind == "pairwise":
-        _pairwise_labels(out, src, role)
-    else:
-        _absolute_labels(out, src, role)
-    return out.drop(columns=[_VALUE[kind]])
-
-
-def _pairwise_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
-    same = (out["system_a"] == out["system_b"]).to_numpy()
-    if same.any():
-        pos = int(np.flatnonzero(same)[0])
-        raise _cell_error(
-            role,
-            src,
-            pos,
-            "system_b",
-            f"same system as system_a ({out['system_a'].iat[pos]!r}); a pair needs two systems",
-        )
-    raw = src["winner"].reset_index(drop=True)
-    missing = raw.isna().to_numpy()
-    text = raw.astype(str).str.strip()
-    lower = text.str.lower()
-    label = lower.where(lower.isin(OUTCOMES), None).astype(object)
-    # A winner given by system name (as judge runs write it) maps to its slot.
-    label[(text == out["system_a"]).to_numpy()] = "a"
-    label[(text == out["system_b"]).to_numpy()] = "b"
-    bad = label.isna().to_numpy() & ~missing
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise _cell_error(
-            role,
-            src,
-            pos,
-            "winner",
-            f"{raw.iat[pos]!r} is not a, b, tie or one of the row's systems "
-            f"({out['system_a'].iat[pos]!r}, {out['system_b'].iat[pos]!r})",
-        )
-    if role == "human" and missing.any():
-        pos = int(np.flatnonzero(missing)[0])
-        raise _cell_error(role, src, pos, "winner", "missing; a human label is a, b or tie")
-    swap = (out["system_a"] > out["system_b"]).to_numpy()
-    a, b = out["system_a"].to_numpy().copy(), out["system_b"].to_numpy().copy()
-    out["system_a"] = np.where(swap, b, a)
-    out["system_b"] = np.where(swap, a, b)
-    flipped = label.map({"a": "b", "b": "a", "tie": "tie"})
-    values = np.where(swap, flipped, label).astype(object)
-    values[missing] = None
-    # object, not pandas' string dtype: a missing verdict stays None, never NaN.
-    out["label"] = pd.Series(values, index=out.index, dtype=object)
-
-
-def _absolute_labels(out: pd.DataFrame, src: pd.DataFrame, role: str) -> None:
-    raw = src["score"].reset_index(drop=True)
-    num = pd.to_numeric(raw, errors="coerce")
-    bad = (num.isna() & raw.notna()).to_numpy() | ~np.isfinite(num.fillna(0).to_numpy())
-    if bad.any():
-        pos = int(np.flatnonzero(bad)[0])
-        raise _cell_error(role, src, pos, "score", f"{raw.iat[pos]!r} is not a number")
-    if role == "human" and num.isna().any():
-        pos = int(np.flatnonzero(num.isna().to_numpy())[0])
-        raise _cell_error(role, src, pos, "score", "missing; a human label needs a score")
-    out["label"] = num.astype(float).to_numpy()
 
 
 def _fmt(keys: pd.DataFrame, key_cols: Sequence[str]) -> tuple[str, ...]:
@@ -245,20 +156,24 @@ def join_labels(
     *,
     kind: Kind,
     strata: Sequence[str] = (),
+    scale: Sequence[float] | None = None,
 ) -> JoinedLabels:
     """Validate both tables and join them by key (see the module docstring).
 
     Strata are key-level columns (e.g. `category`, `turn`) read from the judge table, or the
     human table when the judge table lacks them; a stratum that varies within a key is an error.
+    `scale` (absolute scores): every value the rubric allows, used or not, so unused levels
+    are categories too; a human score outside it is an error (a judge panel's mean score may
+    fall between levels). Without it the categories are the scores that occur.
     """
     judge = normalise(judge_table, kind, "judge")
     human = normalise(human_table, kind, "human")
-    key_cols = list(_KEYS[kind])
+    key_cols = list(KEYS[kind])
     _one_judge(judge)
-    _no_duplicate_keys(judge, judge_table, key_cols)
-
     strata = tuple(strata)
+    # Before the orders are combined: error rows are then rows of the table as given.
     key_strata = _key_strata(judge, human, judge_table, human_table, key_cols, strata)
+    judge, orders = _one_judgment_per_key(judge, judge_table, key_cols)
 
     judge_keys = judge[[*key_cols, "label"]].rename(columns={"label": "judge"})
     labelled = human[key_cols].drop_duplicates()
@@ -274,6 +189,8 @@ def join_labels(
 
     if kind == "pairwise":
         categories: tuple = OUTCOMES
+    elif scale is not None:
+        categories = _on_scale(scale, human, human_table, matched["judge"].to_numpy(float))
     else:
         scores = np.concatenate([matched["judge"].to_numpy(float), human["label"].to_numpy(float)])
         categories = tuple(float(v) for v in np.unique(scores))
@@ -287,6 +204,15 @@ def join_labels(
     counts = np.zeros((len(matched), len(categories)), dtype=np.int64)
     np.add.at(counts, (comp["key"].to_numpy(), human_codes), 1)
     judge_code = matched["judge"].map(code).to_numpy(np.int64)
+
+    order = _canonical_order(matched["item_id"], judge_code, counts, kind)
+    matched = matched.iloc[order].reset_index(drop=True)
+    judge_code, counts = judge_code[order], counts[order]
+    position = np.empty_like(order)
+    position[order] = np.arange(len(order))
+    comp["key"] = position[comp["key"].to_numpy()]
+    comp = comp.sort_values(["key"], kind="stable").reset_index(drop=True)
+    matched["key"] = np.arange(len(matched))
 
     if strata:
         matched = matched.merge(key_strata, on=key_cols, how="left")
@@ -302,6 +228,8 @@ def join_labels(
         human_only=_unmatched(human_only, key_cols),
         judge_no_verdict=_unmatched(no_verdict, key_cols),
         repeated_labels=repeated,
+        judge_orders=orders,
+        annotator_per_row="annotator" not in human_table,
     )
     return JoinedLabels(
         kind=kind,
@@ -316,6 +244,42 @@ def join_labels(
     )
 
 
+def _on_scale(
+    scale: Sequence[float], human: pd.DataFrame, src: pd.DataFrame, judge: np.ndarray
+) -> tuple:
+    """The rubric's values, with any other score of the judge (a panel's mean falls between
+    levels), as categories; a human score off the scale is an error."""
+    allowed = np.unique(np.asarray(scale, dtype=float))
+    score = human["label"].to_numpy(float)
+    outside = ~np.isin(score, allowed)
+    if outside.any():
+        pos = int(np.flatnonzero(outside)[0])
+        raise cell_error(
+            "human",
+            src,
+            pos,
+            "score",
+            f"{score[pos]:g} is not on the rubric's scale ({', '.join(f'{v:g}' for v in allowed)})",
+        )
+    return tuple(float(v) for v in np.union1d(allowed, judge))
+
+
+def _canonical_order(
+    item_id: pd.Series, judge_code: np.ndarray, counts: np.ndarray, kind: Kind
+) -> np.ndarray:
+    """Keys by item, then by (judge label, human label counts) taken in the orientation that
+    sorts first, then as they came (by system names): see the module docstring."""
+    sig = np.column_stack([judge_code, counts])
+    if kind == "pairwise":
+        swap = np.array([OUTCOMES.index(o) for o in ("b", "a", "tie")])
+        flipped = np.column_stack([swap[judge_code], counts[:, swap]])
+        diff = flipped - sig
+        first = diff[np.arange(len(diff)), np.argmax(diff != 0, axis=1)]
+        sig = np.where((first < 0)[:, None], flipped, sig)
+    item = pd.factorize(item_id.astype(str), sort=True)[0]
+    return np.lexsort([np.arange(len(sig)), *sig.T[::-1], item])
+
+
 def _one_judge(judge: pd.DataFrame) -> None:
     if "judge" in judge.columns:
         names = judge["judge"].dropna().astype(str).unique()
@@ -327,17 +291,37 @@ def _one_judge(judge: pd.DataFrame) -> None:
             )
 
 
-def _no_duplicate_keys(judge: pd.DataFrame, src: pd.DataFrame, key_cols: list[str]) -> None:
-    dup = judge.duplicated(key_cols, keep=False).to_numpy()
+def _one_judgment_per_key(
+    judge: pd.DataFrame, src: pd.DataFrame, key_cols: list[str]
+) -> tuple[pd.DataFrame, OrderCounts | None]:
+    """The judge table with one row per key: the two presentation orders of a key combined
+    when an `order` column tells them apart; any other repeated key is an error."""
+    by_order = "order" in judge.columns and key_cols[-1] == "system_b"
+    unique = [*key_cols, "order"] if by_order else key_cols
+    dup = judge.duplicated(unique, keep=False).to_numpy()
     if dup.any():
         first = judge[dup].iloc[0]
-        same = judge[(judge[key_cols] == first[key_cols]).all(axis=1)].index[:2]
+        same = judge[(judge[unique] == first[unique]).all(axis=1)].index[:2]
         key = " | ".join(str(first[c]) for c in key_cols)
+        key += f" in order {first['order']}" if by_order else ""
+        fix = "keep one judgment per key" + (" and order" if by_order else "")
+        if not by_order and key_cols[-1] == "system_b":
+            fix += (
+                ", or, if the rows are a comparison's two presentation orders, add an 'order' "
+                "column (AB or BA): they are then combined as the runner combines them"
+            )
+        problem = f"{key} is judged by an earlier row too; {fix}"
         raise LabelError(
-            f"judge table, rows {same[0]} and {same[1]} (index {_index(src, same[0])!r}, "
-            f"{_index(src, same[1])!r}), columns {', '.join(key_cols)}: both judge {key}; "
-            "keep one judgment per key"
+            f"judge table, rows {same[0]} and {same[1]} (index {row_index(src, same[0])!r}, "
+            f"{row_index(src, same[1])!r}), columns {', '.join(unique)}: both judge {key}; {fix}",
+            role="judge",
+            row=int(same[1]),
+            column=unique[-1],
+            problem=problem,
         )
+    if not by_order:
+        return judge, None
+    return combine_table_orders(judge, key_cols)
 
 
 def _key_strata(
@@ -367,7 +351,7 @@ def _key_strata(
         varying = sub[col] != sub.groupby(key_cols, sort=False)[col].transform("first")
         if varying.any():
             pos = int(np.flatnonzero(varying.to_numpy())[0])
-            raise _cell_error(
+            raise cell_error(
                 role,
                 src,
                 pos,

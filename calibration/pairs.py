@@ -1,9 +1,21 @@
 """Many systems: paired bootstraps of every pair (or each against a baseline), Holm-adjusted
-together, and the win-rate matrix."""
+together, and the win-rate matrix.
+
+"Told apart" has one meaning: the pair's Holm-adjusted p-value is below 1 - ci, the level of
+the reported intervals (`PairComparison.told_apart`); ranks come from the same tests
+(`calibration.ranks`). A pair whose p-value is the bootstrap's floor 1/(B+1) while
+floor x pairs > level / 2 is bootstrapped again with `family_resamples` resamples, so that the
+floor never decides Holm's answer (see `calibration.resampling` for which p-value is used).
+
+A pair's result does not depend on what the systems are called or on the order of the rows:
+rows are resampled in the order of their (stratum, cluster, item) labels, and the difference in
+the orientation its data picks, turned round afterwards (`paired_difference`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +40,12 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     return adjusted
 
 
+def family_resamples(pairs: int, level: float) -> int:
+    """The fewest resamples B whose p-value floor 1/(B+1), times the number of pairs, is at most
+    half the level: a pair at the floor is then told apart at whichever step of Holm's."""
+    return max(1, math.ceil(2 * pairs / level) - 1)
+
+
 @dataclass(frozen=True)
 class PairComparison:
     """One pair of systems: `result` is for a - b on the items both have."""
@@ -39,6 +57,11 @@ class PairComparison:
     unpaired_items: int  # items scored for only one of the two, left out of this pair
     stratum: str | None = None
 
+    @property
+    def told_apart(self) -> bool:
+        """Holm-adjusted p-value below 1 - ci: the one meaning of "told apart"."""
+        return bool(self.p_holm < 1 - self.result.ci)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "a": self.a,
@@ -46,6 +69,7 @@ class PairComparison:
             "stratum": self.stratum,
             **self.result.to_dict(),
             "p_holm": jsonable(self.p_holm),
+            "told_apart": self.told_apart,
             "unpaired_items": self.unpaired_items,
         }
 
@@ -79,6 +103,41 @@ def system_pairs(systems: Sequence[str], baseline: str | None) -> Iterator[tuple
                 yield a, baseline
 
 
+def _canonical_rows(*labels: Any) -> np.ndarray:
+    """Row order sorted by the labels (first label first), compared as text."""
+    keys = [pd.factorize(pd.Series(np.asarray(x)).astype(str), sort=True)[0] for x in labels]
+    return np.lexsort(keys[::-1])
+
+
+def paired_difference(
+    x: np.ndarray,
+    y: np.ndarray,
+    *,
+    items: Any,
+    strata: Any = None,
+    clusters: Any = None,
+    **kwargs: Any,
+) -> PairedBootstrapResult:
+    """`paired_bootstrap` of x - y, independent of the systems' names and the rows' order.
+
+    Rows are put in the order of their (stratum, cluster, item) labels, so the same units are
+    drawn whatever order the table came in; the difference is resampled with its sum positive
+    (if it is 0: its first nonzero unit sum), so a - b and b - a are the same draws turned round.
+    """
+    order = _canonical_rows(*(v for v in (strata, clusters, items) if v is not None))
+    x, y = np.asarray(x, dtype=np.float64)[order], np.asarray(y, dtype=np.float64)[order]
+    strata = None if strata is None else np.asarray(strata)[order]
+    clusters = None if clusters is None else np.asarray(clusters)[order]
+    d = x - y
+    sums = d if clusters is None else np.bincount(pd.factorize(clusters)[0], weights=d)
+    total = float(sums.sum())
+    nonzero = np.flatnonzero(sums)
+    flip = total < 0 or (total == 0 and len(nonzero) > 0 and sums[nonzero[0]] < 0)
+    first, second = (y, x) if flip else (x, y)
+    res = paired_bootstrap(first, second, strata=strata, clusters=clusters, **kwargs)
+    return res.negated() if flip else res
+
+
 def bootstrap_pair(
     scores: pd.DataFrame,
     a: str,
@@ -106,9 +165,10 @@ def bootstrap_pair(
     x, y = sub[a].to_numpy(), sub[b].to_numpy()
     if wins:
         x, y = (1 + np.sign(x - y)) / 2, np.full(len(x), 0.5)
-    res = paired_bootstrap(
+    res = paired_difference(
         x,
         y,
+        items=sub.index.to_numpy(),
         seed=seed,
         resamples=resamples,
         ci=ci,
@@ -120,14 +180,27 @@ def bootstrap_pair(
     return res, int((scores[a].notna() | scores[b].notna()).sum() - both.sum())
 
 
+Done = tuple[str, str, PairedBootstrapResult, int]
+Rerun = Callable[[str, str, int], "tuple[PairedBootstrapResult, int] | None"]
+
+
 def holm_family(
-    done: Sequence[tuple[str, str, PairedBootstrapResult, int]], stratum: str | None = None
+    done: Sequence[Done], stratum: str | None = None, rerun: Rerun | None = None
 ) -> list[PairComparison]:
-    """One family of (a, b, result, unpaired items) as comparisons, Holm-adjusted together."""
-    adjusted = holm([r.p_value for _, _, r, _ in done])
+    """One family of (a, b, result, unpaired items) as comparisons, Holm-adjusted together.
+
+    `rerun(a, b, resamples)` bootstraps a pair again: pairs whose p-value is the bootstrap's
+    floor get `family_resamples` resamples when floor x pairs > level / 2.
+    """
+    sized = []
+    for a, b, r, u in done:
+        need = family_resamples(len(done), 1 - r.ci)
+        got = rerun(a, b, need) if rerun and r.p_floor_limited and need > r.resamples else None
+        sized.append((a, b, *got) if got is not None else (a, b, r, u))
+    adjusted = holm([r.p_value for _, _, r, _ in sized])
     return [
         PairComparison(a, b, r, float(p), u, stratum)
-        for (a, b, r, u), p in zip(done, adjusted, strict=True)
+        for (a, b, r, u), p in zip(sized, adjusted, strict=True)
     ]
 
 
@@ -153,24 +226,28 @@ def all_pairs(
     systems = [str(c) for c in scores.columns]
     if baseline is not None and baseline not in systems:
         raise ValueError(f"baseline {baseline!r} is not among the systems: {', '.join(systems)}")
-    done = []
-    for a, b in system_pairs(systems, baseline):
-        got = bootstrap_pair(
+
+    def run(a: str, b: str, n: int) -> tuple[PairedBootstrapResult, int] | None:
+        return bootstrap_pair(
             scores,
             a,
             b,
             seed=seed,
-            resamples=resamples,
+            resamples=n,
             ci=ci,
             strata=strata,
             clusters=clusters,
             method=method,
             workers=workers,
         )
+
+    done = []
+    for a, b in system_pairs(systems, baseline):
+        got = run(a, b, resamples)
         if got is None:
             raise ValueError(f"systems {a!r} and {b!r} share no scored item")
         done.append((a, b, *got))
-    return AllPairsResult(tuple(holm_family(done)), win_rate_matrix(scores))
+    return AllPairsResult(tuple(holm_family(done, rerun=run)), win_rate_matrix(scores))
 
 
 def win_rate_matrix(scores: pd.DataFrame) -> pd.DataFrame:

@@ -1,8 +1,5 @@
-"""Rankings with honest ties: Bradley–Terry from pairwise judgments, and leaderboard transfer.
-
-Ties in rank come from intervals: systems whose intervals overlap, directly or through a chain
-of overlapping systems, share a rank, so a rank is only ever above another when every interval
-in the higher group lies above every interval in the lower one.
+"""Rankings: Bradley–Terry from pairwise judgments (strengths as the ordering and effect size;
+ranks come from the paired tests, `calibration.ranks`), and leaderboard transfer.
 """
 
 from __future__ import annotations
@@ -20,32 +17,11 @@ from scipy.special import expit, log_expit
 from scipy.stats import rankdata
 
 from calibration.jsonable import jsonable
+from calibration.ranks import interval_overlap_ranks
 
 # Virtual ties per compared pair for bootstrap replicates without a finite MLE (some system
 # never lost or never won in that resample): small enough to put them in the far tails.
 _DEGENERATE_PRIOR = 1e-3
-
-
-def tied_ranks(estimates: Any, ci_low: Any, ci_high: Any) -> np.ndarray:
-    """Competition ranks (1 = best) where systems with overlapping intervals are tied.
-
-    Overlap is closed transitively (connected components on the line), so groups are disjoint
-    unions of intervals and every member of a higher group is above every member of a lower one.
-    """
-    est = np.asarray(estimates, dtype=np.float64)
-    lo = np.asarray(ci_low, dtype=np.float64)
-    hi = np.asarray(ci_high, dtype=np.float64)
-    order = np.lexsort((-est, -lo))  # by lower bound, descending
-    group = np.empty(len(est), dtype=np.int64)
-    g, floor = -1, math.inf
-    for i in order:
-        if hi[i] < floor:  # disjoint from everything above: a new group starts
-            g += 1
-        group[i] = g
-        floor = min(floor, lo[i])
-    sizes = np.bincount(group, minlength=g + 1)
-    above = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    return above[group] + 1
 
 
 # --------------------------------------------------------------------------- Bradley–Terry
@@ -181,13 +157,12 @@ def _fit(wins: np.ndarray, *, tol: float = 1e-10, max_iter: int = 200) -> np.nda
 @dataclass(frozen=True)
 class BradleyTerryResult:
     """Bradley–Terry strengths (log-odds, centred to sum 0 or 0 at `anchor`) with bootstrap
-    intervals over items; `rank` ties systems whose intervals overlap."""
+    intervals over items. No ranks: those come from the paired tests (`calibration.ranks`)."""
 
     systems: tuple[str, ...]
     strength: tuple[float, ...]
     ci_low: tuple[float | None, ...]
     ci_high: tuple[float | None, ...]
-    rank: tuple[int, ...]
     ci: float
     n_items: int
     n_rows: int
@@ -198,8 +173,8 @@ class BradleyTerryResult:
     degenerate_resamples: int  # replicates with no finite MLE, fitted with a tiny prior
     method: str = "bradley-terry mle (newton); percentile bootstrap over items"
     not_estimable: str | None = None
-    """Why the intervals are None: most resamples had no finite fit, so their quantiles would
-    describe the tiny prior, not the data. The strengths (and the order) still stand."""
+    """Why the intervals are None: more resamples than an interval's tail had no finite fit,
+    so an end would describe the stand-in prior, not the data. The strengths still stand."""
     replicates: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def table(self) -> pd.DataFrame:
@@ -209,10 +184,9 @@ class BradleyTerryResult:
                 "strength": self.strength,
                 "ci_low": self.ci_low,
                 "ci_high": self.ci_high,
-                "rank": self.rank,
             }
         )
-        return df.sort_values(["rank", "strength"], ascending=[True, False], ignore_index=True)
+        return df.sort_values("strength", ascending=False, ignore_index=True)
 
     def probability(self, a: str, b: str) -> float:
         """Fitted probability that `a` beats `b`."""
@@ -307,7 +281,6 @@ def bradley_terry(
         strength=tuple(float(x) for x in beta),
         ci_low=tuple(None if reason else float(x) for x in lo),
         ci_high=tuple(None if reason else float(x) for x in hi),
-        rank=tuple(int(x) for x in tied_ranks(beta, lo, hi)),
         ci=ci,
         n_items=p.n_items,
         n_rows=len(p.s),
@@ -423,7 +396,7 @@ def _grouped_values(
     hi = np.array([intervals[s][1] for s in systems], dtype=np.float64)
     if not higher_is_better:
         lo, hi = -hi, -lo
-    return -tied_ranks(v, lo, hi).astype(np.float64)
+    return -interval_overlap_ranks(v, lo, hi).astype(np.float64)
 
 
 def leaderboard_transfer(

@@ -14,6 +14,26 @@ Two exact resampling algorithms, chosen per call:
   rubric scores) the resampled mean depends only on how often each distinct value is drawn, and
   those counts are multinomial. Drawing K counts instead of n indices is exact and costs K binomial
   draws per resample instead of n index draws.
+
+P-values (`tested_p_value`), two-sided for "the mean is 0":
+
+* ``bootstrap`` wherever the bootstrap can measure it: the smallest 1 - level at which the
+  reported interval excludes 0, so "p < 1 - ci" and "the interval excludes 0" agree.
+* The bootstrap cannot measure a p-value below 1/(B+1) (B resamples): when no resample falls on
+  0 or beyond it, the interval excludes 0 at every level the bootstrap resolves, and the p-value
+  only says how far. Holm multiplies it by up to the number of pairs, so a floor of 1/(B+1)
+  would keep clearly different systems from being told apart (190 pairs x 1/1001 = 0.19). There
+  the p-value comes from the statistic's own distribution instead:
+  - ``sign``: every unit's difference is a win, a loss or a tie (+c, -c or 0, units of equal
+    size: verdicts, or a constant score gap). Then "mean 0" is "wins and losses equally likely",
+    and the exact sign test (wins ~ Binomial(wins + losses, 1/2)) tests it at any n.
+  - ``normal``: at least 30 units (the usual threshold for the mean's normal approximation):
+    2 Phi(-|mean| / SE) with the bootstrap's standard error. Far in the tail this is an
+    approximation; Holm only needs to know whether it is below level / pairs, i.e. |z| beyond
+    about 3-4.5, where 30 units suffice for a mean of bounded differences.
+  - otherwise (fewer than 30 units of varied differences) the p-value stays at the floor and is
+    flagged `floor_limited`: the true value is below 1/(B+1). `calibration.pairs` then
+    bootstraps such pairs again with enough resamples for their family (`family_resamples`).
 """
 
 from __future__ import annotations
@@ -28,6 +48,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 from scipy.special import ndtr, ndtri
+from scipy.stats import binom
 
 Method = Literal["percentile", "bca"]
 Algorithm = Literal["auto", "gather", "counts"]
@@ -41,6 +62,8 @@ _COUNTS_COST = 25
 # Below this many draws a thread pool (about 0.2 ms to start) costs more than it saves;
 # above it even one pool thread beats the main thread (see _gather_replicates).
 _THREAD_MIN_DRAWS = 1 << 18
+# The normal approximation of a mean's p-value is used from this many units on (at the floor).
+_NORMAL_MIN_UNITS = 30
 # Strata smaller than this are drawn together in one broadcast call: a separate
 # `integers` call per tiny stratum is dominated by call overhead.
 _SMALL_STRATUM = 64
@@ -345,6 +368,61 @@ def p_value(boot: Boot, method: Method) -> float:
     w = ndtri(below) - boot.z0
     z = w / (1 + boot.accel * w) - boot.z0 if 1 + boot.accel * w > 0 else ndtri(below)
     return float(min(1.0, 2 * min(ndtr(z), 1 - ndtr(z))))
+
+
+@dataclass(frozen=True)
+class PValue:
+    """A two-sided p-value and where it came from (see the module docstring)."""
+
+    value: float
+    method: str  # "bootstrap", "sign" or "normal"
+    floor: float  # 1/(B+1): the smallest p-value the bootstrap alone can give
+    floor_limited: bool  # `value` is that floor: the p-value is below it
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Exact two-sided sign test of "wins and losses are equally likely" (ties left out)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    # Binomial(n, 1/2) is symmetric: both tails at least as extreme as the smaller count.
+    return float(min(1.0, 2 * binom.cdf(min(wins, losses), n, 0.5)))
+
+
+def _signs(units: Units) -> tuple[int, int] | None:
+    """(wins, losses) when every unit is +c, -c or 0 with one c and one size, else None."""
+    if units.sizes is not None:
+        return None  # unequal clusters: the mean weighs units unequally, the sign test not
+    means = units.means
+    tol = 1e-12 * max(1.0, float(np.abs(means).max()))
+    nonzero = means[np.abs(means) > tol]
+    if len(nonzero) and np.ptp(np.abs(nonzero)) > tol:
+        return None
+    return int((nonzero > 0).sum()), int((nonzero < 0).sum())
+
+
+def tested_p_value(boot: Boot, method: Method) -> PValue:
+    """The p-value a pair is tested with: the bootstrap's where it resolves it, else the sign
+    test or the normal approximation (module docstring)."""
+    reps = boot.replicates
+    floor = 1.0 / (len(reps) + 1)
+    p = p_value(boot, method)
+    if boot.units.n < 2 or boot.estimate == 0:
+        return PValue(p, "bootstrap", floor, False)
+    tol = 1e-12 * max(1.0, abs(boot.estimate), float(np.abs(reps).max()))
+    across = reps <= tol if boot.estimate > 0 else reps >= -tol
+    if across.any():
+        return PValue(p, "bootstrap", floor, False)
+    signs = _signs(boot.units)
+    if signs is not None:
+        return PValue(sign_test(*signs), "sign", floor, False)
+    se = standard_error(boot)
+    if boot.units.n >= _NORMAL_MIN_UNITS and se > 0:
+        # Beyond |z| ~ 38 the tail underflows to 0; a p-value is never 0, so the smallest
+        # positive double stands for "smaller than anything printed".
+        p = max(float(2 * ndtr(-abs(boot.estimate) / se)), float(np.finfo(np.float64).tiny))
+        return PValue(p, "normal", floor, False)
+    return PValue(floor, "bootstrap", floor, True)
 
 
 def standard_error(boot: Boot) -> float:

@@ -2,9 +2,11 @@
 and per-judge bias diagnostics.
 
 Pairwise: a verdict's label is in presented-slot terms; it is mapped back to a system through
-the order and the blinding key. Both orders agree -> that winner; they disagree -> the pair is
-`inconsistent` (a tie by default, or dropped, per config); one order failed to parse -> the
-other stands alone, flagged. Several judges -> majority, ties on a split.
+the order and the blinding key. The two orders combine by `calibration.orders.combine_orders`
+(the rule `judge calibrate` applies to a table with an `order` column): both agree -> that
+winner; they disagree -> the pair is `inconsistent` (a tie by default, or dropped, per config);
+one order failed to parse -> the other stands alone, flagged. Several judges -> majority, ties
+on a split.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
+from calibration.orders import combine_orders
 from judge.config import AggregateConfig
 from judge.store import StoredResult
 from judge.types import BlindedPair, BlindingKey
@@ -171,14 +174,8 @@ def _combine(
     same_family: bool,
     failures: int,
 ) -> PairJudgment:
-    present = [w for w in (ab, ba) if w is not None]
-    consistent = (ab == ba) if len(present) == 2 else None
-    if not present:
-        winner = None
-    elif consistent is False:
-        winner = "tie" if config.inconsistent == "tie" else None
-    else:
-        winner = present[0]
+    combined = combine_orders(ab, ba, inconsistent=config.inconsistent)
+    winner = combined.label
     return PairJudgment(
         item_id=pair.item_id,
         pair_id=pair.pair_id,
@@ -190,8 +187,8 @@ def _combine(
         score_a=_score(winner, system_a),
         verdict_ab=ab,
         verdict_ba=ba,
-        consistent=consistent,
-        orders=len(present),
+        consistent=combined.consistent,
+        orders=combined.orders,
         same_family=same_family,
         failures=failures,
     )

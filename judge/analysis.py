@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from judge.errors import ConfigError, DataError
-from judge.labels import label_kind
 from judge.limits import ANALYSIS_SEED
 
 if TYPE_CHECKING:
     from calibration.calibrate import CalibrationReport
     from calibration.compare import ComparisonReport
+    from calibration.labels import LabelError
 
 
 def calibrate_tables(
@@ -26,24 +26,56 @@ def calibrate_tables(
     strata: Sequence[str] = (),
     resamples: int = 1000,
     seed: int = ANALYSIS_SEED,
+    shuffle_judge: int | None = None,
+    judge_path: Path | None = None,
     human_path: Path | None = None,
 ) -> CalibrationReport:
-    """`judge calibrate`: judge labels against human labels (kind: from the human table's
-    columns unless given). A malformed table raises `DataError` naming row and column."""
-    from calibration.calibrate import calibrate
+    """`judge calibrate`: judge labels against human labels (kind: from both tables' columns
+    unless given; `shuffle_judge`: the negative control's seed). A malformed table raises
+    `DataError` naming its file, row and column."""
+    from calibration.calibrate import calibrate, shuffled_judge
+    from calibration.kinds import infer_kind
     from calibration.labels import LabelError
 
     try:
+        kind = kind or infer_kind(judge_table, human_table)
+        if shuffle_judge is not None:
+            judge_table = shuffled_judge(judge_table, kind=kind, seed=shuffle_judge)  # type: ignore[arg-type]
         return calibrate(
             judge_table,
             human_table,
-            kind=kind or label_kind(human_table),  # type: ignore[arg-type]
+            kind=kind,  # type: ignore[arg-type]
             strata=list(strata),
             resamples=resamples,
             seed=seed,
         )
     except LabelError as exc:
-        raise DataError(str(exc), path=None if human_path is None else str(human_path)) from None
+        raise label_error(exc, judge=judge_path, human=human_path) from None
+
+
+def label_error(exc: LabelError, *, judge: Path | None, human: Path | None) -> DataError:
+    """A `LabelError` as a `DataError` naming the file at fault (else "judge table" or "human
+    table"), its row counted from 1 as a file's data rows are, and the column."""
+    from calibration.kinds import KindConflict
+
+    names = {"judge": judge or "judge table", "human": human or "human table"}
+    if isinstance(exc, KindConflict):
+        said = "; ".join(
+            f"{names[role]} is {kind} (column {column!r})"
+            for role, (kind, column) in exc.columns.items()
+        )
+        return DataError(
+            f"the tables hold different kinds of labels: {said}; give both the columns of one "
+            "kind: pairwise item_id, system_a, system_b, winner; absolute item_id, system, score"
+        )
+    if exc.role is None:
+        return DataError(f"{names['judge']} and {names['human']}: {exc}", field=exc.column)
+    return DataError(
+        exc.problem,
+        path=str(names[exc.role]),
+        row=None if exc.row is None else exc.row + 1,
+        field=exc.column,
+    )
 
 
 def compare_source(

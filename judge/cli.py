@@ -189,7 +189,8 @@ def calibrate(
         str | None, typer.Option(help="Which judge of a run dir (default: panel, or the only one).")
     ] = None,
     kind: Annotated[
-        str | None, typer.Option(help="pairwise or absolute (default: from the columns).")
+        str | None,
+        typer.Option(help="pairwise or absolute (default: from both tables' columns)."),
     ] = None,
     by: Annotated[list[str] | None, typer.Option(help="Stratum column (repeatable).")] = None,
     resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES)] = 1000,
@@ -203,13 +204,14 @@ def calibrate(
     """Judge versus humans: agreement with intervals, the human ceiling, and the trust gate."""
     import json as _json
 
-    from calibration.calibrate import shuffled_judge
     from judge.analysis import calibrate_tables
-    from judge.labels import label_kind, load_judge_table, load_table, mt_bench_tables
+    from judge.labels import load_judge_table, load_table, mt_bench_tables
 
     _check_seed("--seed", seed)
     if shuffle_judge is not None:
         _check_seed("--shuffle-judge", shuffle_judge)
+    if kind not in (None, "pairwise", "absolute"):
+        raise ConfigError(f"--kind {kind!r}: expected pairwise or absolute")
     if mt_bench:
         judge_table, human_table = mt_bench_tables()
         strata = by if by is not None else ["turn"]
@@ -219,13 +221,16 @@ def calibrate(
         judge_table = load_judge_table(judge_labels, judge_name)
         human_table = load_table(human)
         strata = by or []
-    kind = kind or label_kind(human_table)
-    if kind not in ("pairwise", "absolute"):
-        raise ConfigError(f"--kind {kind!r}: expected pairwise or absolute")
-    if shuffle_judge is not None:
-        judge_table = shuffled_judge(judge_table, kind=kind, seed=shuffle_judge)  # type: ignore[arg-type]
     report = calibrate_tables(
-        judge_table, human_table, kind=kind, strata=strata, resamples=resamples, seed=seed
+        judge_table,
+        human_table,
+        kind=kind,
+        strata=strata,
+        resamples=resamples,
+        seed=seed,
+        shuffle_judge=shuffle_judge,
+        judge_path=judge_labels,
+        human_path=human,
     )
     if as_json:
         typer.echo(_json.dumps(report.to_dict(), indent=2))

@@ -152,8 +152,9 @@ def _numpy_seed(seed: int) -> int:
 
 class CalibrationConfig(_Strict):
     human: Path | None = None
-    """Human labels (item_id, system_a, system_b, winner, annotator; or item_id, system, score,
-    annotator); the judge is calibrated against them after the run."""
+    """Human labels (item_id, system_a, system_b, winner; or item_id, system, score; an
+    optional annotator, else each row is its own); the judge is calibrated against them after
+    the run."""
     strata: list[str] = Field(default_factory=list)
     """Columns (of the items or the labels) to report agreement per stratum by."""
     published: Path | None = None

@@ -184,7 +184,7 @@ def print_findings(summary: RunSummary) -> None:
     ranking = analysis.comparison.ranking
     if ranking:
         order = ", ".join(f"{r.rank}. {r.system}" for r in ranking)
-        _console.print(f"ranking (tied ranks share a number): {order}")
+        _console.print(f"ranking (a shared number: not told apart): {order}")
     bt = analysis.comparison.bradley_terry
     if bt is not None and bt.not_estimable is not None:
         _console.print(f"Bradley-Terry intervals not estimable: {bt.not_estimable}")
@@ -212,7 +212,12 @@ def _pct(value: float | None) -> str:
 
 
 def print_comparison(report: dict) -> None:
-    ranking = Table(title=f"Ranking ({report['kind']}; overlapping intervals share a rank)")
+    from judge.report.format import pvalue
+
+    ranking = Table(
+        title=f"Ranking ({report['kind']}; ranks from the Holm-adjusted paired tests: "
+        "systems sharing a rank are not told apart)"
+    )
     for column in ("rank", "system", "items", "estimate", "95% interval"):
         ranking.add_column(column, justify="left" if column == "system" else "right")
     bt = report.get("bradley_terry")
@@ -240,10 +245,16 @@ def print_comparison(report: dict) -> None:
             f"{row['mean_diff']:+.3f}",
             _interval(row["ci_low"], row["ci_high"], "+.3f"),
             f"{row['wins']}/{row['losses']}/{row['ties']}",
-            "n/a" if row["p_holm"] is None else f"{row['p_holm']:.3g}",
-            "distinguishable" if row["distinguishable"] else "not distinguishable",
+            pvalue(row["p_holm"], row["p_floor_limited"]),
+            "told apart" if row["told_apart"] else "not told apart",
         )
     _console.print(pairs)
+    floors = [r for r in report["comparisons"] if r["p_floor_limited"]]
+    if floors:
+        _console.print(
+            f"< : no resample of {floors[0]['resamples']:,} crosses 0, so the p-value is below "
+            f"{pvalue(floors[0]['p_floor'])}; Holm's adjustment of it is an upper bound"
+        )
     for note in report.get("notes", []):
         _console.print(f"note: {note}")
     for gate in report["gates"]:

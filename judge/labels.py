@@ -48,11 +48,6 @@ def load_table(path: Path) -> pd.DataFrame:
     return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
 
 
-def label_kind(table: pd.DataFrame) -> str:
-    """ "absolute" for a table of scores, else "pairwise" (winners)."""
-    return "absolute" if "score" in table.columns else "pairwise"
-
-
 def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:
     """Judge verdicts from a table, or from a finished run dir's `judgments.jsonl` (one judge:
     `judge`, else the panel, else the only judge)."""

@@ -37,16 +37,17 @@ def _png(fig: Any) -> bytes:
 
 
 def forest(comparisons: Sequence[PairDiff], title: str) -> bytes | None:
-    """Paired differences (a - b) with their intervals, one row per pair, largest first."""
+    """Paired differences (a - b) with their intervals, one row per pair, largest first; blue
+    dots where the pair is told apart (Holm), grey diamonds where not."""
     if not comparisons:
         return None
     plt = _pyplot()
     rows = sorted(comparisons, key=lambda c: c.mean_diff)
     fig, ax = plt.subplots(figsize=(6.4, 0.28 * len(rows) + 1.1))
     for y, c in enumerate(rows):
-        colour = BLUE if c.distinguishable else GREY
+        colour = BLUE if c.told_apart else GREY
         ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
-        marker = "o" if c.distinguishable else "D"
+        marker = "o" if c.told_apart else "D"
         ax.plot(c.mean_diff, y, marker, color=colour, ms=5)
     ax.axvline(0, color="black", lw=0.8, ls="--")
     ax.set_yticks(range(len(rows)), [f"{c.a} - {c.b}" for c in rows])
@@ -155,7 +156,7 @@ def strata_multiples(
         for y, c in enumerate(reversed(oriented[stratum])):
             if c is None:
                 continue
-            colour = BLUE if c.distinguishable else GREY
+            colour = BLUE if c.told_apart else GREY
             ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
             ax.plot(c.diff, y, "o", color=colour, ms=4)
         ax.axvline(0, color="black", lw=0.8, ls="--")

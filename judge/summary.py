@@ -141,17 +141,23 @@ class PairDiff(_Model):
     losses: int
     ties: int
     p_value: float | None
+    p_method: Literal["bootstrap", "sign", "normal"]
+    """Where `p_value` comes from: the bootstrap where it resolves it, else the exact sign test
+    (win/loss/tie units) or the normal approximation (30 units or more)."""
+    p_floor: float
+    """1/(resamples+1): the smallest p-value the bootstrap alone can give."""
+    p_floor_limited: bool
+    """`p_value` is `p_floor`: the p-value is below it (and `p_holm` an upper bound)."""
     n: int
     n_units: int
     n_strata: int
     resamples: int
     seed: int
     algorithm: str
-    distinguishable: bool
     p_holm: float | None
+    told_apart: bool
+    """Holm-adjusted p-value below 1 - ci: the one meaning of "told apart"."""
     unpaired_items: int
-    p_at_floor: bool = False
-    """Only in a run's summary: the p-value is the smallest these resamples can give."""
 
 
 class BradleyTerryRow(_Model):
@@ -159,7 +165,6 @@ class BradleyTerryRow(_Model):
     strength: float
     ci_low: float | None
     ci_high: float | None
-    rank: int
 
 
 class BradleyTerry(_Model):
@@ -167,7 +172,6 @@ class BradleyTerry(_Model):
     strength: list[float]
     ci_low: list[float | None]
     ci_high: list[float | None]
-    rank: list[int]
     ci: float
     n_items: int
     n_rows: int
@@ -208,8 +212,6 @@ class Comparison(_Model):
     gates: list[GateOutcome]
     gates_passed: bool
     notes: list[str]
-    p_floor: float
-    """The smallest p-value `resamples` can give (one pseudo-count)."""
 
 
 class RunComparison(Comparison):
@@ -312,6 +314,12 @@ class Examples(_Model):
     examples: list[str]
 
 
+class OrderCounts(_Model):
+    both_orders: int
+    disagreed: int
+    one_order: int
+
+
 class JoinCounts(_Model):
     judge_keys: int
     human_keys: int
@@ -322,6 +330,11 @@ class JoinCounts(_Model):
     human_only: Examples
     judge_no_verdict: Examples
     repeated_labels: int
+    judge_orders: OrderCounts | None
+    """How the judge table's two presentation orders were combined (None: no `order`
+    column; a run's own judgments are combined already)."""
+    annotator_per_row: bool
+    """The human labels have no `annotator` column: each row counted as its own annotator."""
 
 
 class Corrected(_Model):
@@ -400,7 +413,9 @@ class Neighbour(_Model):
     ci_low: float
     ci_high: float
     n: int
-    distinguishable: bool
+    told_apart: bool
+    """The pair's Holm-adjusted p-value is below 1 - ci (in its stratum's family for a
+    stratum)."""
     p_holm: float | None
 
 

@@ -1,5 +1,5 @@
 """Agreement statistics against independent references: the `krippendorff` package, scipy,
-hand-written definitions, and scipy.stats.bootstrap for the intervals."""
+scikit-learn, hand-written definitions, and scipy.stats.bootstrap for the intervals."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from sklearn.metrics import cohen_kappa_score
 
 from calibration.agreement import (
     cohen_kappa,
@@ -28,6 +29,8 @@ from calibration.bootstrap_alpha import (
     units_from_pairs,
     units_from_value_counts,
 )
+from calibration.calibrate import calibrate
+from calibration.labels import LabelError
 
 
 def _reliability(seed: int, raters: int = 4, units: int = 150, values: int = 5) -> np.ndarray:
@@ -241,6 +244,74 @@ def test_kappa_interval_matches_scipy_bootstrap() -> None:
     assert est.ci_high == pytest.approx(ref.confidence_interval.high, abs=0.02)
 
 
+# --- weighted kappa over score values (issue 12, item 6) ----------------------------------
+
+
+def _scale_with_a_gap(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Scores on a 1-5 scale on which nobody gives 3."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice([1, 2, 4, 5], size=300)
+    b = np.clip(a + rng.choice([-1, 0, 0, 1], size=300), 1, 5)
+    return a, np.where(b == 3, 4, b)
+
+
+@pytest.mark.parametrize("weights", ["linear", "quadratic"])
+def test_weighted_kappa_weighs_values_as_sklearn_on_the_full_scale(weights: str) -> None:
+    # Reference: scikit-learn's cohen_kappa_score weighs by position in `labels`; given the
+    # whole integer scale 1..5, position = value - 1, the unused 3 keeping 2 and 4 apart.
+    a, b = _scale_with_a_gap(4)
+    full = [1, 2, 3, 4, 5]
+    ref = cohen_kappa_score(a, b, labels=full, weights=weights)
+    by_position = cohen_kappa_score(a, b, weights=weights)  # 2 and 4 adjacent: the old bug
+    assert abs(ref - by_position) > 0.01
+    for labels in (None, full):  # numeric labels are weighted by value, listed or not
+        est = cohen_kappa(a, b, weights, labels=labels, resamples=20)  # type: ignore[arg-type]
+        assert est.value == pytest.approx(ref, abs=1e-12)
+    # One more item on which both say 3 is one more agreement, not a change of distances.
+    a3, b3 = np.r_[a, 3], np.r_[b, 3]
+    est = cohen_kappa(a3, b3, weights, resamples=20)  # type: ignore[arg-type]
+    assert est.value == pytest.approx(cohen_kappa_score(a3, b3, labels=full, weights=weights))
+
+
+def test_weighted_kappa_on_a_scale_1_2_4_by_hand() -> None:
+    # Pairs (1,1) (1,2) (2,2) (4,4) (4,2) (2,4); margins a: 1/3 each of 1, 2, 4; b: 1/6, 1/2, 1/3.
+    # Quadratic: observed mean (u-v)^2 = (1 + 4 + 4) / 6 = 3/2; expected
+    # 1/3 [(1/2 + 9/3) + (1/6 + 4/3) + (9/6 + 4/2)] = 17/6; kappa = 1 - (3/2) / (17/6) = 8/17.
+    # Linear: observed (1 + 2 + 2) / 6 = 5/6; expected 1/3 [(1/2 + 1) + (1/6 + 2/3) + (1/2 + 1)]
+    # = 23/18; kappa = 1 - (5/6) / (23/18) = 8/23. (By position 0, 1, 2 quadratic would be 4/7.)
+    a, b = [1, 1, 2, 4, 4, 2], [1, 2, 2, 4, 2, 4]
+    assert cohen_kappa(a, b, "quadratic", resamples=20).value == pytest.approx(8 / 17)
+    assert cohen_kappa(a, b, "linear", resamples=20).value == pytest.approx(8 / 23)
+    # Ordered text labels have no values: positions in `labels`.
+    text = cohen_kappa(["lo", "lo", "mid"], ["lo", "mid", "mid"], "quadratic", labels=["lo", "mid"])
+    assert text.value == pytest.approx(cohen_kappa_score([0, 0, 1], [0, 1, 1], weights="quadratic"))
+
+
+def test_calibrate_kappa_quadratic_over_the_rubric_scale() -> None:
+    # calibrate's kappa_quadratic vs scikit-learn on its comparisons (judge score, each human
+    # score), labels = the rubric's scale; the scale also shows the unused level 3.
+    a, b = _scale_with_a_gap(6)
+    judge = pd.DataFrame({"item_id": [f"i{k}" for k in range(300)], "system": "s", "score": a})
+    human = judge.assign(score=b, annotator="h1")
+    ref = cohen_kappa_score(a, b, labels=[1, 2, 3, 4, 5], weights="quadratic")
+    for scale in (None, range(1, 6)):
+        report = calibrate(judge, human, kind="absolute", scale=scale, resamples=20)
+        assert report.overall.metrics["kappa_quadratic"].value == pytest.approx(ref, abs=1e-12)
+    assert report.overall.confusion.labels == ("1.0", "2.0", "3.0", "4.0", "5.0")
+    assert report.overall.confusion.counts[2] == (0, 0, 0, 0, 0)
+    # A judge panel's mean score may fall between the levels: one more category, no error.
+    panel = judge.assign(score=np.where(np.arange(300) == 0, 3.5, a))
+    report = calibrate(panel, human, kind="absolute", scale=range(1, 6), resamples=20)
+    assert report.overall.confusion.labels == ("1.0", "2.0", "3.0", "3.5", "4.0", "5.0")
+    with pytest.raises(LabelError, match=r"human table, row 7 .*'score'.* 7 is not on the rubric"):
+        calibrate(
+            judge,
+            human.assign(score=np.where(np.arange(300) == 7, 7, b)),
+            kind="absolute",
+            scale=range(1, 6),
+        )
+
+
 # --- raw agreement, confusion, correlations, bias -----------------------------------------
 
 
@@ -323,3 +394,30 @@ def test_pairwise_agreement_hand_example() -> None:
     assert (r.human_s1.agree, r.human_s1.comparisons) == (1, 3)
     assert (r.human_s2.agree, r.human_s2.comparisons) == (1, 1)
     assert r.keys == 3
+
+
+def test_a_run_calibrates_scores_on_its_rubric_scale(tmp_path) -> None:
+    # The run passes the rubric's scale (absolute_1to5: 1..5) to calibrate: the unused 3 is a
+    # category (a zero row), kappa_quadratic matches scikit-learn on the full scale, and a
+    # human score off the scale is a data error naming the row.
+    from judge.config import RunConfig
+    from judge.run.analyse import _calibration
+
+    a, b = _scale_with_a_gap(8)
+    judge = pd.DataFrame({"item_id": [f"i{k}" for k in range(300)], "system": "s", "score": a})
+    human = judge.assign(score=b, annotator="h1")
+    config = RunConfig.model_validate(
+        {
+            "name": "t",
+            "data": {"items": str(tmp_path / "i.jsonl"), "responses": str(tmp_path / "r.jsonl")},
+            "rubric": "absolute_1to5",
+            "calibration": {"resamples": 100},
+        }
+    )
+    result = _calibration(judge, "absolute", human, tmp_path / "h.csv", [], config)
+    assert result is not None
+    assert result.overall.confusion.labels[2] == "3.0"
+    ref = cohen_kappa_score(a, b, labels=[1, 2, 3, 4, 5], weights="quadratic")
+    assert result.overall.metrics["kappa_quadratic"].value == pytest.approx(ref, abs=1e-12)
+    with pytest.raises(LabelError, match="0 is not on the rubric's scale"):
+        _calibration(judge, "absolute", human.assign(score=0), tmp_path / "h.csv", [], config)

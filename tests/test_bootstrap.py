@@ -202,20 +202,24 @@ def test_wins_losses_ties_and_typed_result() -> None:
     assert (res.wins, res.losses, res.ties, res.n) == (2, 1, 3, 6)
     d = res.to_dict()
     assert d["seed"] == 0 and d["resamples"] == 500 and d["method"] == "percentile"
-    assert "replicates" not in d and isinstance(d["distinguishable"], bool)
+    assert "replicates" not in d and d["p_method"] in ("bootstrap", "sign", "normal")
     json.dumps(d)
 
 
 def test_p_value_agrees_with_interval() -> None:
     # The p-value is the smallest 1 - ci at which the interval excludes 0, so at ci = 0.95
-    # "p < 0.05" and "distinguishable" agree away from the boundary.
+    # "p < 0.05" and "the interval excludes 0" agree away from the boundary.
     for shift, method in itertools.product((0.0, 0.05, 0.15, 0.3), ("percentile", "bca")):
         a, b = _correlated(200, seed=int(shift * 100), shift=shift)
         res = paired_bootstrap(a, b, seed=1, resamples=4_000, method=method)
+        excludes = res.ci_low > 0 or res.ci_high < 0
         if abs(res.p_value - 0.05) > 0.01:
-            assert (res.p_value < 0.05) == res.distinguishable, (shift, method, res.p_value)
+            assert (res.p_value < 0.05) == excludes, (shift, method, res.p_value)
+    # No resample crosses 0: the bootstrap only says p < 1/1000; every item is a win, so the
+    # exact sign test gives the p-value (reference: scipy.stats.binomtest).
     far = paired_bootstrap(np.full(50, 1.0), np.zeros(50), seed=1, resamples=999)
-    assert far.p_value == pytest.approx(2 * 0.5 / 1000)  # never exactly 0
+    assert far.p_method == "sign" and far.p_floor == pytest.approx(1 / 1000)
+    assert far.p_value == pytest.approx(stats.binomtest(50, 50).pvalue, rel=1e-12)
     same = paired_bootstrap(np.ones(50), np.ones(50), seed=1, resamples=999)
     assert same.p_value == 1.0 and not same.distinguishable
 

@@ -35,5 +35,5 @@ def test_calibrate_from_tables_and_bad_label(tmp_path: Path) -> None:
     human.write_text("item_id,system_a,system_b,winner,annotator\nq1,x,y,draw,h1\n")
     result = run_cli("calibrate", "--judge", str(judge), "--human", str(human))
     assert result.returncode == 2
-    assert "column 'winner'" in result.stderr and "'draw'" in result.stderr
+    assert "human.csv, row 1, field 'winner': 'draw'" in result.stderr
     assert "Traceback" not in result.stderr

@@ -58,7 +58,7 @@ def test_winner_may_be_a_system_name_or_missing_for_the_judge() -> None:
         (_human(winner=["a", None, "b"]), "human", r"row 1 .*column 'winner': missing"),
         (_human(system_b=["y", "y", "y"]), "human", r"row 1 .*column 'system_b': same system"),
         (_human(annotator=["h1", "", "h2"]), "human", r"row 1 .*column 'annotator': empty"),
-        (_human().drop(columns="annotator"), "human", r"lacks column\(s\) 'annotator'"),
+        (_human().drop(columns="item_id"), "human", r"lacks column\(s\) 'item_id'"),
     ],
 )
 def test_validation_errors_name_row_and_column(
@@ -139,8 +139,11 @@ def test_absolute_join() -> None:
     )
     joined = join_labels(judge, human, kind="absolute")
     assert joined.categories == (2.0, 4.0, 5.0)
-    assert joined.human_counts.tolist() == [[0, 1, 1], [1, 0, 0]]
-    assert joined.judge_code.tolist() == [1, 0]
+    # Keys of one item are ordered by their labels, not by system name: t (judge 2) first.
+    assert joined.keys["system"].tolist() == ["t", "s"]
+    assert joined.human_counts.tolist() == [[1, 0, 0], [0, 1, 1]]
+    assert joined.judge_code.tolist() == [0, 1]
+    assert joined.comparisons["key"].tolist() == [0, 1, 1]
     assert joined.summary.judge_only.count == 1  # i2/s: no human label (and no verdict)
     assert len(joined.judge_only) == 0  # ... so it is not usable as an unlabeled unit
 
@@ -179,5 +182,9 @@ def test_label_errors_carry_the_cell_at_fault() -> None:
     assert bad.value.problem.startswith("'maybe' is not a, b, tie")
     assert str(bad.value) == f"human table, row 1 (index 1), column 'winner': {bad.value.problem}"
     with pytest.raises(LabelError) as lacking:
-        normalise(human.drop(columns=["annotator"]), "pairwise", "human")
-    assert (lacking.value.row, lacking.value.column) == (None, "annotator")
+        normalise(human.drop(columns=["winner"]), "pairwise", "human")
+    assert (lacking.value.role, lacking.value.row, lacking.value.column) == (
+        "human",
+        None,
+        "winner",
+    )

@@ -19,9 +19,10 @@ def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     for n in decision.neighbours:
         shown = f"{interval(n.diff, n.ci_low, n.ci_high)} on {count(n.n)} items"
         need = n.items_needed
-        if n.distinguishable:
+        if n.told_apart:
+            ahead = f"{n.upper} over {n.lower}" if n.diff > 0 else f"{n.upper} vs {n.lower}"
             items.append(
-                f"{n.upper} over {n.lower}: {shown}, told apart; at this difference about "
+                f"{ahead}: {shown}, told apart; at this difference about "
                 f"{count(need)} items would still tell them apart."  # type: ignore[arg-type]
             )
         else:

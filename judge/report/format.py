@@ -66,6 +66,16 @@ def num(x: float | None, digits: int = 3) -> str:
     return _noted(x, text)
 
 
+def pvalue(x: float | None, below: bool = False) -> str:
+    """A p-value: three decimals, two significant digits under 0.001 (exact and asymptotic
+    p-values reach far below it). `below`: x is a bound the p-value lies under (the
+    bootstrap's floor 1/(B+1), or Holm's adjustment of it), written "< x"."""
+    if x is None:
+        return "n/a"
+    text = f"{x:.3f}" if x >= 0.001 else f"{x:.2g}"
+    return ("< " if below else "") + _noted(x, text)
+
+
 def short(x: float | None) -> str:
     return num(x, 2)
 

@@ -41,7 +41,13 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
             f"{count(join.matched_labels)} of {count(join.human_labels)} human labels fall on "
             f"judged pairs ({count(join.human_only.count)} labelled keys were not judged); "
             f"agreement on those {count(overall.keys)} keys, {level(calibration.confidence)} "
-            f"intervals from {count(calibration.resamples)} resamples over keys:"
+            f"intervals from {count(calibration.resamples)} resamples over keys"
+            + (
+                " (the human labels name no annotator: each label counts as its own)"
+                if join.annotator_per_row
+                else ""
+            )
+            + ":"
         )
     )
     agreement = [

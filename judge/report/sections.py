@@ -20,6 +20,7 @@ from judge.report.format import (
     num,
     pct,
     pct0,
+    pvalue,
     seconds,
     share,
     short,
@@ -158,7 +159,10 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
         Para(
             f"Judged by {comparison.judge}. Ranking with {ci} intervals from "
             f"{count(comparison.resamples)} paired bootstrap resamples over items (seed "
-            f"{count(comparison.seed)}); systems whose intervals overlap share a rank."
+            f"{count(comparison.seed)}). Ranks come from the paired tests below: a system's "
+            "rank is one more than the number of systems above it that it is told apart from "
+            f"(Holm-adjusted paired test at the {level(comparison.ci)} level), raised where "
+            "needed to stay below each of them, so systems sharing a rank are never told apart."
         )
     )
     rows = []
@@ -192,20 +196,13 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
             f"{c.a} vs {c.b}",
             interval(c.mean_diff, c.ci_low, c.ci_high),
             f"{count(c.wins)}/{count(c.losses)}/{count(c.ties)}",
-            ("≤ " if c.p_at_floor else "") + num(c.p_holm),
-            "yes" if c.distinguishable else "no",
+            pvalue(c.p_holm, c.p_floor_limited),
+            "yes" if c.told_apart else "no",
         ]
         for c in comparison.comparisons
     ]
     blocks.append(Heading("Paired differences", 3))
-    if any(c.p_at_floor for c in comparison.comparisons):
-        blocks.append(
-            Para(
-                f"A bootstrap of {count(comparison.resamples)} resamples gives no p-value "
-                f"below {num(comparison.p_floor, 5)} (before Holm's adjustment): pairs at "
-                "that floor are marked ≤."
-            )
-        )
+    blocks.append(Para(_p_methods(comparison)))
     blocks.append(
         Table(["pair", "difference (net win rate)", "W/L/T", "p (Holm)", "told apart"], diffs)
     )
@@ -213,6 +210,29 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
     blocks += _same_family(summary, analysis)
     blocks += _cost(summary)
     return blocks
+
+
+def _p_methods(comparison: RunComparison) -> str:
+    """Which p-values the table shows, and the pairs whose p-value is the bootstrap's floor."""
+    text = (
+        f"Told apart: the Holm-adjusted paired test at the {level(comparison.ci)} level. A "
+        "pair's p-value is the bootstrap's (consistent with its interval) where the bootstrap "
+        "resolves it; where no resample "
+        "crosses zero it is the exact sign test (every item a win, loss or tie) or the normal "
+        "approximation (thirty items or more)."
+    )
+    used = {c.p_method for c in comparison.comparisons}
+    if used - {"bootstrap"}:
+        text += f" Used here: {', '.join(sorted(used))}."
+    floors = [c for c in comparison.comparisons if c.p_floor_limited]
+    if floors:
+        text += (
+            f" {count(len(floors))} pairs have no such p-value: no resample of "
+            f"{count(floors[0].resamples)} crosses zero, so their p-value is below "
+            f"{pvalue(floors[0].p_floor)}, and their Holm-adjusted value is an upper bound "
+            "(shown with <)."
+        )
+    return text
 
 
 def _per_stratum(analysis: Analysis, comparison: RunComparison) -> list[Block]:

@@ -2,13 +2,13 @@
 every number the report shows, as the typed sections of the run's summary (the report only
 formats what is there).
 
-Sections: `comparison` (paired bootstrap, Bradley-Terry ranking with tied ranks, per
-stratum), `win_rates` (each system against the field, item-cluster intervals), `same_family`
-(what the verdicts of a judge on its own family's systems change), `calibration` (agreement with
-intervals, human ceiling, gate, corrected estimates), `literature` (the judge's published
-verdicts: agreement on every labelled key, and whether this run reproduces them), `data` and
-`decision` (what the data supports and how many items would change it).
-"""
+Sections: `comparison` (paired bootstrap, Holm-adjusted; Bradley-Terry ordering with ranks from
+the same tests; per stratum), `win_rates` (each system against the field, item-cluster
+intervals), `same_family` (what the verdicts of a judge on its own family's systems change),
+`calibration` (agreement with intervals, human ceiling, gate, corrected estimates), `literature`
+(the judge's published verdicts: agreement on every labelled key, and whether this run
+reproduces them), `data` and `decision` (what the data supports and how many items would change
+it)."""
 
 from __future__ import annotations
 
@@ -138,15 +138,7 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
         gates=config.compare.gates,
         ci=_CONFIDENCE,
     )
-    result = report.to_dict()
-    # The smallest p-value this many resamples can give (one pseudo-count): pairs at it are
-    # "at most", not "equal to", their p.
-    floor = 1.0 / (config.compare.resamples + 1)
-    result["p_floor"] = floor
-    for c in [*result["comparisons"], *result["by_stratum"]]:
-        p = c.get("p_value")
-        c["p_at_floor"] = p is not None and p <= floor * (1 + 1e-9)
-    return result
+    return report.to_dict()
 
 
 def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[WinRate]:
@@ -251,12 +243,23 @@ def _calibration(
         human,
         kind=kind,  # type: ignore[arg-type]
         strata=by,
+        scale=_score_scale(config) if kind == "absolute" else None,
         gate=GateThresholds(**config.calibration.gate.model_dump()),
         resamples=config.calibration.resamples,
         seed=config.calibration.seed,
         confidence=_CONFIDENCE,
     )
     return Calibration.model_validate({"human_labels": str(human_path), **report.to_dict()})
+
+
+def _score_scale(config: RunConfig) -> list[int]:
+    """Every score the rubric allows: levels nobody used still count (a human score outside
+    them is a data error), and weighted kappa weighs by these values."""
+    from judge.rubrics import AbsoluteScale, load_rubric
+
+    scale = load_rubric(config.rubric).scale
+    assert isinstance(scale, AbsoluteScale)  # the run's judgments are scores
+    return list(range(scale.min, scale.max + 1))
 
 
 def _literature(
@@ -325,7 +328,7 @@ def _oriented(
             ci_low=low,
             ci_high=high,
             n=c.n,
-            distinguishable=bool(low > 0 or high < 0),
+            told_apart=c.told_apart,
             p_holm=c.p_holm,
         )
     return None
@@ -354,9 +357,11 @@ def _self_preference_check(
 def _decision(
     comparison: Comparison, same_family: SameFamily | None, calibration: Calibration | None
 ) -> Decision:
-    """What the comparison supports: the leader, whether the runner-up is told apart, and
-    for each neighbouring pair of the ranking the items that would make it distinguishable
-    (the interval's half-width shrinks as 1/sqrt(n); assumes the same difference holds)."""
+    """What the comparison supports: the leader and the systems sharing its rank, and for each
+    neighbouring pair of the ranking whether it is told apart and the items that would tell
+    it apart (the interval's half-width shrinks as 1/sqrt(n); assumes the same difference
+    holds). Ranks come from the same Holm-adjusted tests as "told apart", so a system sharing
+    the leader's rank is never told apart from it."""
     ranking = comparison.ranking
     neighbours = []
     for upper, lower in itertools.pairwise(ranking):

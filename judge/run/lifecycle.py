@@ -61,25 +61,17 @@ class Finished:
 
 
 @dataclass(frozen=True)
-class RunOutcome:
-    rundir: RunDir
+class RunOutcome(Finished):
+    """A run as far as `run_pipeline` took it: `summary` is analysed when the run is complete,
+    counts and judges' behaviour only otherwise (status `stopped`)."""
+
     prepared: PrepareSummary
     stats: RunStats
-    summary: RunSummary
-    """Analysed when the run is complete; counts and judges' behaviour only otherwise."""
 
     @property
     def complete(self) -> bool:
         """Every request has a stored response (verdict, parse failure or error)."""
         return self.summary.complete
-
-    @property
-    def status(self) -> Status:
-        return status_of(self.summary)
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.status]
 
 
 def run_pipeline(
@@ -124,7 +116,7 @@ def run_pipeline(
         summary = write_outputs(config, rundir)
         if summary.complete:
             summary = _finish(config, rundir, summary, human, log).summary
-    return RunOutcome(rundir, prepared, stats, summary)
+    return RunOutcome(rundir, summary, prepared=prepared, stats=stats)
 
 
 def finish_run(

@@ -31,25 +31,26 @@ def validate_labels(path: Path) -> int:
     """Check human labels as `judge calibrate` will use them (the library's own
     `calibration.labels.normalise`: columns, empty keys, winners or scores); returns the number
     of rows. Raises `DataError` naming the file, and the row and column at fault."""
+    from calibration.kinds import table_kind
     from calibration.labels import LabelError, normalise
-    from judge.labels import label_kind, load_table
+    from judge.analysis import label_error
+    from judge.labels import load_table
 
     table = load_table(path)
     try:
-        normalise(table, label_kind(table), "human")  # type: ignore[arg-type]
+        normalise(table, table_kind(table)[0] or "pairwise", "human")
         if table.empty:
             raise DataError("no labels: the table has a header but no rows", path=str(path))
     except LabelError as exc:
-        if exc.row is not None:  # the library counts rows from 0, a file's data rows from 1
-            raise DataError(
-                exc.problem, path=str(path), row=exc.row + 1, field=exc.column
-            ) from None
-        raise DataError(
-            f"{exc} (human labels are item_id, system_a, system_b, winner, annotator; or "
-            "item_id, system, score, annotator)",
-            path=str(path),
-            field=exc.column,
-        ) from None
+        error = label_error(exc, judge=None, human=path)
+        if exc.row is None:
+            error = DataError(
+                f"{error.detail} (human labels are item_id, system_a, system_b, winner; or "
+                "item_id, system, score; each with an optional annotator)",
+                path=str(path),
+                field=exc.column,
+            )
+        raise error from None
     return len(table)
 
 
@@ -71,6 +72,7 @@ def calibration_of(
         strata=by,
         resamples=resamples,
         seed=seed,
+        judge_path=run_dir,
         human_path=human,
     )
     return finite(report.to_dict())

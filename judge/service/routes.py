@@ -374,8 +374,8 @@ def report(run: Run) -> FileResponse:
 def upload_labels(
     request: Request, response: Response, run: Run, labels: Annotated[UploadFile, File()]
 ) -> LabelsResult:
-    """Upload human labels (JSONL, CSV or Parquet: item_id, system_a, system_b, winner,
-    annotator or item_id, system, score, annotator), checked on arrival. A finished run is
+    """Upload human labels (JSONL, CSV or Parquet: item_id, system_a, system_b, winner or
+    item_id, system, score; optionally annotator), checked on arrival. A finished run is
     calibrated at once (and its summary and report refreshed); otherwise when it finishes.
     Replaces earlier labels."""
     rows, report_dict, refreshed = results.store_labels(

@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import IO
 
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, func, select, update
 
 from judge.service.child import CHILD_MODULE
 from judge.service.db import runs, utc_now
@@ -113,11 +113,31 @@ class Scheduler:
             return
         per_token = self._settings.running_per_token
         holding = Counter(w.owner_id for w in self._workers.values())
+        capped = [owner for owner, n in holding.items() if n >= per_token]
+        # Read only what can be claimed, however long the queue: runs of tokens below their
+        # cap, at most `per_token` per token, oldest first. Rows passed over below are those
+        # of tokens holding some slots already (fewer than len(self._workers)), so `free`
+        # more rows than that always reach every claimable run.
+        place = (
+            func.row_number()
+            .over(partition_by=runs.c.owner_id, order_by=(runs.c.created_at, runs.c.id))
+            .label("place")
+        )
+        waiting = (
+            select(runs.c.id, runs.c.owner_id, runs.c.created_at, place)
+            .where(
+                runs.c.status == "queued",
+                runs.c.owner_id.not_in(capped),
+                runs.c.id.not_in(list(self._workers)),
+            )
+            .subquery()
+        )
         with self._engine.connect() as conn:
             queued = conn.execute(
-                select(runs.c.id, runs.c.owner_id)
-                .where(runs.c.status == "queued")
-                .order_by(runs.c.created_at, runs.c.id)
+                select(waiting.c.id, waiting.c.owner_id)
+                .where(waiting.c.place <= per_token)
+                .order_by(waiting.c.created_at, waiting.c.id)
+                .limit(free + len(self._workers))
             ).all()
         for run_id, owner_id in queued:
             if len(self._workers) >= self._settings.max_running:

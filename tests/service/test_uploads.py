@@ -131,9 +131,9 @@ def test_labels_are_checked_when_they_arrive(env: Env) -> None:
         ("l.csv", b"a,b\n1,2\n", {"field": "item_id"}, ["l.csv", "lacks column", "annotator"]),
         (
             "l.jsonl",
-            jsonl([{k: v for k, v in r.items() if k != "annotator"} for r in labels_rows()]),
-            {"field": "annotator"},
-            ["l.jsonl", "annotator"],
+            jsonl([*labels_rows()[:2], {**labels_rows()[2], "annotator": " "}]),
+            {"row": 3, "field": "annotator"},
+            ["l.jsonl", "row 3", "empty"],
         ),
         (
             "l.jsonl",

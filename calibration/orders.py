@@ -1,0 +1,98 @@
+"""Both presentation orders of one pairwise comparison -> one judgment.
+
+The rule is the runner's (`judge.aggregate` calls `combine_orders`), so a judge table brought in
+with an `order` column is combined exactly as a run combines its own two requests: both orders
+agree -> that label; they disagree -> a tie (or no judgment, with `inconsistent="drop"`); one
+order has no verdict -> the other stands alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+Inconsistent = Literal["tie", "drop"]
+ORDERS: tuple[str, str] = ("AB", "BA")
+"""Presentation orders as the runner writes them: AB shows the pair's first slot first."""
+TIE = "tie"
+
+
+@dataclass(frozen=True)
+class Combined:
+    label: str | None
+    """The combined label (a winner or `tie`); None when no order has one, or when the orders
+    disagree and `inconsistent="drop"`."""
+    consistent: bool | None
+    """Both orders have a label and they agree; None when fewer than two have one."""
+    orders: int
+    """Orders with a label (0, 1 or 2)."""
+
+
+def combine_orders(
+    ab: str | None, ba: str | None, *, inconsistent: Inconsistent = "tie"
+) -> Combined:
+    """One judgment from the labels of the AB and BA orders (None: that order has none).
+
+    Labels must name the same thing in both orders (a system, or a slot of the *pair* rather
+    than of the presentation), so that agreeing orders compare equal.
+    """
+    present = [label for label in (ab, ba) if label is not None]
+    consistent = (ab == ba) if len(present) == 2 else None
+    if not present:
+        label = None
+    elif consistent is False:
+        label = TIE if inconsistent == "tie" else None
+    else:
+        label = present[0]
+    return Combined(label, consistent, len(present))
+
+
+@dataclass(frozen=True)
+class OrderCounts:
+    """How a judge table's presentation orders were combined (see `combine_orders`)."""
+
+    both_orders: int
+    """Keys judged in both orders (each with a verdict)."""
+    disagreed: int
+    """Of those, keys whose two orders disagree: combined to a tie."""
+    one_order: int
+    """Keys with a verdict in one order only: that verdict stands alone."""
+
+    def note(self) -> str:
+        return (
+            f"judge orders: {self.both_orders} keys judged in both orders (AB and BA) were "
+            f"combined into one judgment each, {self.disagreed} of them disagreed and count as "
+            f"a tie; {self.one_order} keys had one order only"
+        )
+
+
+def parse_orders(values: pd.Series) -> tuple[np.ndarray, int | None]:
+    """Order values upper-cased, and the position of the first that is not AB or BA."""
+    text = values.astype(str).str.strip().str.upper()
+    bad = np.flatnonzero(~text.isin(ORDERS).to_numpy())
+    return text.to_numpy(), (int(bad[0]) if len(bad) else None)
+
+
+def combine_table_orders(
+    table: pd.DataFrame, key_cols: list[str]
+) -> tuple[pd.DataFrame, OrderCounts]:
+    """One row per key of a normalised judge table with an `order` column (AB or BA, at most
+    one row per key and order, checked by the caller): the first row's other columns, and
+    `label` combined by `combine_orders` (a disagreement is a tie, the runner's default)."""
+    first = table.drop_duplicates(key_cols).drop(columns=["label", "order"])
+    wide = table.pivot(index=key_cols, columns="order", values="label")
+    wide = wide.reindex(columns=list(ORDERS))
+    pairs = wide.astype(object).where(wide.notna(), None).to_numpy()
+    combined = [combine_orders(ab, ba) for ab, ba in pairs]
+    labels = wide.index.to_frame(index=False)
+    labels["label"] = pd.Series([c.label for c in combined], dtype=object)
+    out = first.merge(labels, on=key_cols, how="left", sort=False)
+    counts = OrderCounts(
+        both_orders=sum(c.orders == 2 for c in combined),
+        disagreed=sum(c.consistent is False for c in combined),
+        one_order=sum(c.orders == 1 for c in combined),
+    )
+    return out.reset_index(drop=True), counts

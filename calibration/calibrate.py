@@ -34,7 +34,7 @@ and counts each comparison once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 import pandas as pd
@@ -57,10 +57,10 @@ from calibration.bootstrap_alpha import (
     units_from_pairs,
     units_from_value_counts,
 )
-from calibration.correction import CorrectedEstimate, ppi_mean
+from calibration.corrected_labels import corrected_estimates
+from calibration.correction import CorrectedEstimate
 from calibration.estimate import Agreement, Estimate, from_resamples, undefined
 from calibration.labels import (
-    OUTCOME_SCORE,
     JoinedLabels,
     JoinSummary,
     Kind,
@@ -183,7 +183,7 @@ def calibrate(
         tuple(parts),
         final,
         joined.summary,
-        _corrected(joined, confidence),
+        corrected_estimates(joined, confidence),
         resamples,
         seed,
         confidence,
@@ -403,42 +403,6 @@ def _package_pairs(x, y, weight, k: int, domain: np.ndarray, level: Level) -> fl
     return package_alpha(counts, domain, level)
 
 
-def _corrected(joined: JoinedLabels, confidence: float) -> tuple[CorrectedEstimate, ...]:
-    """PPI++ per system pair (win rate of system_a, ties half) or per system (mean score)."""
-    values = joined.values
-    group = ["system_a", "system_b"] if joined.kind == "pairwise" else ["system"]
-    keys = joined.keys.assign(
-        _y=(joined.human_counts @ values) / joined.human_counts.sum(axis=1),
-        _f=values[joined.judge_code],
-    )
-    unl = joined.judge_only.assign(
-        _f=[OUTCOME_SCORE[v] for v in joined.judge_only["judge"]]
-        if joined.kind == "pairwise"
-        else joined.judge_only["judge"].astype(float)
-    )
-    out = []
-    names = pd.concat([keys[group], unl[group]]).drop_duplicates().sort_values(group)
-    for row in names.itertuples(index=False):
-        sel_l = (keys[group] == list(row)).all(axis=1)
-        sel_u = (unl[group] == list(row)).all(axis=1)
-        target = (
-            f"win rate of {row[0]} over {row[1]} (ties count half)"
-            if joined.kind == "pairwise"
-            else f"mean score of {row[0]}"
-        )
-        out.append(
-            ppi_mean(
-                keys.loc[sel_l, "_y"],
-                keys.loc[sel_l, "_f"],
-                unl.loc[sel_u, "_f"],
-                confidence=confidence,
-                target=target,
-            )
-        )
-        out[-1] = replace(out[-1], systems=tuple(str(s) for s in row))
-    return tuple(out)
-
-
 # --- output --------------------------------------------------------------------------------
 
 
@@ -515,4 +479,6 @@ def _render(r: CalibrationReport) -> str:
             raw = "-" if e.raw.value is None else f"{e.raw.value:.3f}"
             eff = "-" if e.effective_human_n is None else f"{e.effective_human_n:.0f}"
             lines.append(f"  {e.target}: {val}  raw {raw}  human n {e.n}, effective {eff}")
+            if e.subset_warning:
+                lines.append(f"    warning: {e.subset_warning}")
     return "\n".join(lines)

@@ -64,8 +64,9 @@ class SystemSummary:
     system: str
     n_items: int
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
+    """None: a Bradley–Terry interval that is not estimable (its result says why)."""
     rank: int
 
 

@@ -161,8 +161,8 @@ class BradleyTerryResult:
 
     systems: tuple[str, ...]
     strength: tuple[float, ...]
-    ci_low: tuple[float, ...]
-    ci_high: tuple[float, ...]
+    ci_low: tuple[float | None, ...]
+    ci_high: tuple[float | None, ...]
     ci: float
     n_items: int
     n_rows: int
@@ -172,6 +172,9 @@ class BradleyTerryResult:
     anchor: str | None
     degenerate_resamples: int  # replicates with no finite MLE, fitted with a tiny prior
     method: str = "bradley-terry mle (newton); percentile bootstrap over items"
+    not_estimable: str | None = None
+    """Why the intervals are None: more resamples than an interval's tail had no finite fit,
+    so an end would describe the stand-in prior, not the data. The strengths still stand."""
     replicates: np.ndarray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
 
     def table(self) -> pd.DataFrame:
@@ -263,11 +266,21 @@ def bradley_terry(
         reps = reps - reps[:, [a]]
     alpha = (1 - ci) / 2
     lo, hi = np.quantile(reps, [alpha, 1 - alpha], axis=0)
+    # A resample without a finite MLE puts some strength at the far end the stand-in prior
+    # allows. Once such resamples outnumber an interval's tail, (1 - ci) / 2 of them, that
+    # end is the prior's, not the data's: [-2.5, 7.6] on 5 items, say.
+    reason = None
+    if degenerate > alpha * resamples:
+        reason = (
+            f"{degenerate} of {resamples} resamples have no finite fit (a system never lost or "
+            f"never won in them), more than the {alpha:.1%} an interval end may rest on: "
+            "judge more items"
+        )
     return BradleyTerryResult(
         systems=p.systems,
         strength=tuple(float(x) for x in beta),
-        ci_low=tuple(float(x) for x in lo),
-        ci_high=tuple(float(x) for x in hi),
+        ci_low=tuple(None if reason else float(x) for x in lo),
+        ci_high=tuple(None if reason else float(x) for x in hi),
         ci=ci,
         n_items=p.n_items,
         n_rows=len(p.s),
@@ -276,6 +289,7 @@ def bradley_terry(
         prior=prior,
         anchor=anchor,
         degenerate_resamples=degenerate,
+        not_estimable=reason,
         replicates=reps,
     )
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from judge.errors import ConfigError, DataError
+from judge.limits import ANALYSIS_SEED
 
 if TYPE_CHECKING:
     from calibration.calibrate import CalibrationReport
@@ -24,7 +25,7 @@ def calibrate_tables(
     kind: str | None = None,
     strata: Sequence[str] = (),
     resamples: int = 1000,
-    seed: int = 0,
+    seed: int = ANALYSIS_SEED,
     shuffle_judge: int | None = None,
     judge_path: Path | None = None,
     human_path: Path | None = None,
@@ -83,13 +84,24 @@ def compare_source(
     judge_name: str | None = None,
     baseline: str | None = None,
     by: str | None = None,
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int | None = None,
+    seed: int | None = None,
     gates: Sequence[str] = (),
 ) -> ComparisonReport:
     """`judge compare SOURCE`: a finished run dir (one judge's rows, items' strata joined) or
     a table, compared with the paired bootstrap. Input problems raise `ConfigError` or
-    `DataError` with the fix in the message (the CLI and the service both show them)."""
+    `DataError` with the fix in the message (the CLI and the service both show them).
+
+    `resamples`, `seed` and (for a run dir) `by` default to the run's `compare` settings, so
+    the numbers are the report's; for a table, to `CompareConfig`'s defaults."""
+    from judge.config import CompareConfig
+    from judge.rundir import RunDir
+
+    settings = RunDir(source).stored_config().compare if source.is_dir() else CompareConfig()
+    if source.is_dir() and by is None and settings.strata:
+        by = settings.strata[0]
+    resamples = settings.resamples if resamples is None else resamples
+    seed = settings.seed if seed is None else seed
     from calibration.compare import compare_table
     from calibration.compare_input import ComparisonInputError
     from calibration.gates import GateError, GateSyntaxError

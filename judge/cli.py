@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from judge.errors import ConfigError, JudgeError
-from judge.limits import MAX_RESAMPLES
+from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
 
 app = typer.Typer(
     name="judge",
@@ -194,7 +194,7 @@ def calibrate(
     ] = None,
     by: Annotated[list[str] | None, typer.Option(help="Stratum column (repeatable).")] = None,
     resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES)] = 1000,
-    seed: Annotated[int, typer.Option()] = 0,
+    seed: Annotated[int, typer.Option()] = ANALYSIS_SEED,
     shuffle_judge: Annotated[
         int | None,
         typer.Option(help="Negative control: shuffle the judge's labels with this seed."),
@@ -252,8 +252,13 @@ def compare(
     judge_name: Annotated[
         str | None, typer.Option(help="Which judge of a run dir (default: panel, or the only one).")
     ] = None,
-    resamples: Annotated[int, typer.Option(min=100, max=MAX_RESAMPLES)] = 10_000,
-    seed: Annotated[int, typer.Option()] = 0,
+    resamples: Annotated[
+        int | None,
+        typer.Option(min=100, max=MAX_RESAMPLES, help="Default: the run's, or 10,000."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Default: the run's compare.seed, or the analysis seed.")
+    ] = None,
     gate: Annotated[
         list[str] | None,
         typer.Option(help='CI gate, e.g. "diff(candidate, baseline) >= -0.02" (repeatable).'),
@@ -267,7 +272,8 @@ def compare(
     from judge.analysis import compare_source
     from judge.console import print_comparison
 
-    _check_seed("--seed", seed)
+    if seed is not None:
+        _check_seed("--seed", seed)
     report = compare_source(
         scores,
         judge_name=judge_name,

@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from judge.errors import ConfigError
-from judge.limits import MAX_RESAMPLES
+from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
 from judge.simulator.config import SimulatorConfig
 from judge.yamlfile import read_yaml_mapping
 
@@ -189,7 +189,7 @@ class CalibrationConfig(_Strict):
     checks that this run reproduces them and gives their agreement on every labelled key."""
     resamples: int = Field(default=1000, ge=100, le=MAX_RESAMPLES)
     """Bootstrap resamples of the agreement intervals (at most 1,000,000)."""
-    seed: int = 0
+    seed: int = ANALYSIS_SEED
     gate: GateConfig = Field(default_factory=GateConfig)
 
     _non_negative_seed = field_validator("seed")(_numpy_seed)
@@ -198,7 +198,7 @@ class CalibrationConfig(_Strict):
 class CompareConfig(_Strict):
     resamples: int = Field(default=10_000, ge=100, le=MAX_RESAMPLES)
     """Paired-bootstrap resamples of the comparison (at most 1,000,000)."""
-    seed: int = 1
+    seed: int = ANALYSIS_SEED
     strata: list[str] = Field(default_factory=list)
     gates: list[str] = Field(default_factory=list)
 

@@ -185,6 +185,9 @@ def print_findings(summary: RunSummary) -> None:
     if ranking:
         order = ", ".join(f"{r.rank}. {r.system}" for r in ranking)
         _console.print(f"ranking (a shared number: not told apart): {order}")
+    bt = analysis.comparison.bradley_terry
+    if bt is not None and bt.not_estimable is not None:
+        _console.print(f"Bradley-Terry intervals not estimable: {bt.not_estimable}")
     calibration = analysis.calibration
     if calibration is not None:
         alpha = calibration.overall.metrics["alpha"]
@@ -194,6 +197,9 @@ def print_findings(summary: RunSummary) -> None:
             f"{_num(alpha.ci_high)}], gate {trust.verdict.upper()} (stands in for a human: "
             f"{trust.stand_in.outcome}; labels reliable: {trust.labels.outcome})"
         )
+        for c in calibration.corrected:
+            if c.subset_warning:
+                _console.print(f"warning, corrected {c.target}: {c.subset_warning}")
     for gate in analysis.comparison.gates:
         if not gate.passed:
             _console.print(f"gate failed: {gate.reason}")
@@ -216,15 +222,19 @@ def print_comparison(report: dict) -> None:
     )
     for column in ("rank", "system", "items", "estimate", "95% interval"):
         ranking.add_column(column, justify="left" if column == "system" else "right")
+    bt = report.get("bradley_terry")
+    not_estimable = None if bt is None else bt["not_estimable"]
     for row in report["ranking"]:
         ranking.add_row(
             str(row["rank"]),
             row["system"],
             str(row["n_items"]),
             f"{row['estimate']:.3f}",
-            _interval(row["ci_low"], row["ci_high"], ".3f"),
+            "not estimable" if not_estimable else _interval(row["ci_low"], row["ci_high"], ".3f"),
         )
     _console.print(ranking)
+    if not_estimable:
+        _console.print(f"Bradley-Terry intervals not estimable: {not_estimable}")
     pairs = Table(title="Paired differences (a - b), percentile bootstrap over items")
     for column in ("a", "b", "diff", "95% interval", "wins/losses/ties", "p (Holm)", ""):
         pairs.add_column(column, justify="left" if column in ("a", "b") else "right")

@@ -113,3 +113,8 @@ def count_requests(
 def _among(judge: JudgeSpec, chosen: Sequence[JudgeSpec]) -> bool:
     # By identity: two judges of a config may be equal specs and are still two judges.
     return any(judge is c for c in chosen)
+
+
+ANALYSIS_SEED = 1
+"""The one default seed of a run's analyses (calibration and comparison bootstraps) and of
+`judge calibrate` / `judge compare`, so a rerun from the CLI reproduces the report's intervals."""

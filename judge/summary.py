@@ -120,8 +120,9 @@ class Ranked(_Model):
     system: str
     n_items: int
     estimate: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
+    """None: the Bradley-Terry interval is not estimable (`bradley_terry.not_estimable`)."""
     rank: int
 
 
@@ -163,15 +164,15 @@ class PairDiff(_Model):
 class BradleyTerryRow(_Model):
     system: str
     strength: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
 
 
 class BradleyTerry(_Model):
     systems: list[str]
     strength: list[float]
-    ci_low: list[float]
-    ci_high: list[float]
+    ci_low: list[float | None]
+    ci_high: list[float | None]
     ci: float
     n_items: int
     n_rows: int
@@ -181,6 +182,8 @@ class BradleyTerry(_Model):
     anchor: str | None
     degenerate_resamples: int
     method: str
+    not_estimable: str | None
+    """Why the intervals are None (most resamples had no finite fit)."""
     table: list[BradleyTerryRow]
 
 
@@ -315,6 +318,10 @@ class Corrected(_Model):
     sensitivity: Estimate | None
     specificity: Estimate | None
     reason: str | None
+    subset_p: float | None
+    """p-value of the check that the labelled units are like the unlabelled ones."""
+    subset_warning: str | None
+    """Set when they differ beyond chance (the correction assumes a random subset)."""
 
 
 class Calibration(_Model):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
+from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen, wilson
 
 RUNS = 2000  # binomial s.e. of a 95% coverage over 2,000 runs: 0.5 points
 
@@ -59,17 +59,25 @@ def test_rogan_gladen_formula() -> None:
     assert est.sensitivity.value == 0.75 and est.specificity.value == 0.75
     assert est.value == pytest.approx((0.6 + 0.75 - 1) / 0.5)
     assert est.raw.value == pytest.approx((30 + 7) / 62)
-    var = (0.6 * 0.4 / 50 + 0.7**2 * 0.1875 / 8 + 0.3**2 * 0.1875 / 4) / 0.25
-    assert est.value - est.ci_low == pytest.approx(1.959964 * np.sqrt(var), rel=1e-5)
-    assert est.ci_high == 1.0  # the upper end, 1.26, is clipped to the unit interval
+    # The interval: the same delta method on proportions with a quarter pseudo-success and a
+    # quarter pseudo-failure each (Lang & Reiczigel 2014's device with a smaller count).
+    se, sp, p = 6.25 / 8.5, 3.25 / 4.5, 30.25 / 50.5
+    j = se + sp - 1
+    pi = (p + sp - 1) / j
+    var = p * (1 - p) / 50.5 + pi**2 * se * (1 - se) / 8.5 + (1 - pi) ** 2 * sp * (1 - sp) / 4.5
+    assert est.ci_low == pytest.approx(pi - 1.959964 * np.sqrt(var / j**2), rel=1e-5)
+    assert est.ci_high == 1.0  # the upper end, 1.26, is truncated to the unit interval
 
 
 def test_rogan_gladen_undefined_when_judge_is_chance() -> None:
     human = np.array([1, 1, 0, 0], dtype=bool)
     est = rogan_gladen([True, False], np.array([1, 0, 1, 0], dtype=bool), human)
     assert est.value is None and "no better than chance" in est.reason
+    # No human-negative labelled unit: specificity rests on the pseudo-counts alone, which the
+    # estimate says, and the interval is wide.
     one_class = rogan_gladen([True], [True, True], [True, True])
-    assert one_class.value is None and "human-negative" in one_class.reason
+    assert "0 human-negative" in one_class.reason
+    assert one_class.ci_high - one_class.ci_low > 0.5
 
 
 def _simulate(seed: int, runs: int, n_all: int, pi: float, sens: float, spec: float):
@@ -122,3 +130,124 @@ def test_ppi_covers_win_rate_with_ties() -> None:
     )
     # Measured: 0.943 (the raw judge mean is 0.623).
     assert 0.93 <= cover / runs <= 0.97
+
+
+# --- intervals inside [0, 1] (issue 12, item 5) -----------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 5, 9, 50, 300])
+def test_proportion_intervals_are_wilson_as_statsmodels_computes_it(n: int) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    for k in range(n + 1):
+        low, high = wilson(k / n, n, 1.959963984540054)
+        ref = proportion_confint(k, n, alpha=0.05, method="wilson")
+        assert (low, high) == pytest.approx(ref, abs=1e-12)
+    # The human-only and judge-only rates of a win rate are those intervals too.
+    est = ppi_win_rate(["a"] * 7 + ["b"] * 2, ["a"] * 9, ["a"] * 20 + ["b"] * 11)
+    ref_h = proportion_confint(7, 9, alpha=0.05, method="wilson")
+    ref_r = proportion_confint(29, 40, alpha=0.05, method="wilson")
+    assert (est.human_only.ci_low, est.human_only.ci_high) == pytest.approx(ref_h)
+    assert (est.raw.ci_low, est.raw.ci_high) == pytest.approx(ref_r)
+
+
+def test_nine_agreeing_labels_give_an_honest_interval() -> None:
+    # The audit's case: 9 labels, all "a", the judge "a" everywhere -> 1.000 [1.000, 1.000].
+    est = ppi_win_rate(["a"] * 9, ["a"] * 9, ["a"] * 40)
+    assert est.value == 1.0 and est.ci_high == 1.0
+    # The judge carries no variance (lam = 0): the interval is the human labels' with half a
+    # pseudo-observation at each corner of the 2 x 2 table (Agresti & Min 2005): 10 ones and
+    # 1 zero in weight 11, so mean 10/11 and variance (10/11)(1/11) * 11/10.
+    m, var = 10 / 11, (10 / 11) * (1 / 11) * 11 / 10 / 11
+    assert est.lam == 0.0
+    assert est.ci_low == pytest.approx(m - 1.959964 * np.sqrt(var), rel=1e-5)
+    assert 0.6 < est.ci_low < 0.8
+
+
+def test_ppi_interval_by_hand_with_pseudo_observations() -> None:
+    y = np.array([1.0, 0.0, 1.0, 1.0, 0.5, 0.0])
+    f = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0])
+    fu = np.array([1.0, 1.0, 0.0, 1.0, 0.5, 1.0, 0.0, 1.0])
+    est = ppi_mean(y, f, fu, lam=0.7, bounds=(0.0, 1.0))
+    assert est.value == pytest.approx(0.7 * fu.mean() + (y - 0.7 * f).mean())
+    # By hand: the corners (0,0), (0,1), (1,0), (1,1) with weight 1/2 join the labelled
+    # units, (0) and (1) with weight 1/2 the unlabelled ones; variances weighted by frequency.
+    r = np.r_[y - 0.7 * f, [0.0, -0.7, 1.0, 0.3]]
+    w = np.r_[np.ones(6), [0.5] * 4]
+    rm = (w * r).sum() / w.sum()
+    u, wu = np.r_[fu, [0.0, 1.0]], np.r_[np.ones(8), [0.5, 0.5]]
+    um = (wu * u).sum() / wu.sum()
+    var = (w * (r - rm) ** 2).sum() / (w.sum() - 1) / w.sum()
+    var += 0.49 * (wu * (u - um) ** 2).sum() / (wu.sum() - 1) / wu.sum()
+    centre = rm + 0.7 * um
+    assert est.ci_low == pytest.approx(max(0.0, centre - 1.959964 * np.sqrt(var)), rel=1e-5)
+    assert est.ci_high == pytest.approx(min(1.0, centre + 1.959964 * np.sqrt(var)), rel=1e-5)
+    with pytest.raises(ValueError, match="outside bounds"):
+        ppi_mean([2.0, 0.0], [1.0, 0.0], [1.0], bounds=(0.0, 1.0))
+
+
+@pytest.mark.parametrize(("pi", "n"), [(0.05, 50), (0.95, 50), (0.5, 100)])
+def test_corrected_intervals_stay_in_the_unit_interval_and_cover(pi: float, n: int) -> None:
+    # 300 datasets per cell (the script runs 1,000+ in more cells): intervals never leave
+    # [0, 1], never have zero width, and cover within Monte Carlo error of 95% (s.e. 1.3
+    # points at 300 datasets; the bounds allow for that and for the small-n conservatism).
+    # An undefined estimate counts as a miss.
+    runs = 300
+    truth, judge = _simulate(int(pi * 1000) + n, runs, 1000, pi, 0.9, 0.8)
+    cover = {"ppi": 0, "rg": 0}
+    for y, j in zip(truth, judge, strict=True):
+        hl, jl, ju = np.where(y[:n], "a", "b"), np.where(j[:n], "a", "b"), np.where(j[n:], "a", "b")
+        for name, e in (
+            ("ppi", ppi_win_rate(hl, jl, ju)),
+            ("rg", rogan_gladen(j[n:], j[:n], y[:n])),
+        ):
+            if e.value is None:  # e.g. Rogan-Gladen: the one human positive missed
+                assert "no better than chance" in e.reason
+                continue
+            assert 0.0 <= e.ci_low <= e.value <= e.ci_high <= 1.0
+            assert e.ci_high > e.ci_low
+            cover[name] += e.ci_low <= pi <= e.ci_high
+    for name, hits in cover.items():
+        assert 0.90 <= hits / runs <= 0.995, (name, hits / runs)
+
+
+# --- known inclusion probabilities (issue 12, item 7) -----------------------------------
+
+
+def test_ipw_estimate_by_hand() -> None:
+    # Zrnic & Candes (2024): theta = (1/N) sum_i [lam f_i + xi_i / pi_i (y_i - lam f_i)].
+    y, f, fu = [1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0, 0.0]
+    prob = [0.5, 0.25, 0.8]
+    est = ppi_mean(y, f, fu, lam=0.6, inclusion=prob)
+    terms = [0.6 * 1 + (1 - 0.6) / 0.5, 0.6 * 1 + (0 - 0.6) / 0.25, 0.6 * 0 + (1 - 0) / 0.8]
+    terms += [0.6 * v for v in fu]
+    assert est.value == pytest.approx(sum(terms) / 8)
+    half = 1.959964 * np.std(terms, ddof=1) / np.sqrt(8)
+    assert est.ci_high - est.value == pytest.approx(half, rel=1e-5)
+    with pytest.raises(ValueError, match="2 probabilities for 3"):
+        ppi_mean(y, f, fu, inclusion=[0.5, 0.5])
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        ppi_mean(y, f, fu, inclusion=[0.5, 0.0, 1.0])
+
+
+def test_ipw_removes_the_bias_of_labels_chosen_unequally() -> None:
+    # Labels are drawn with probability 0.3 where the judge says "a" and 0.05 where it says
+    # "b": the labelled units over-represent the judge's "a" calls. Unweighted PPI++ is then
+    # biased; weighted by the known probabilities it is not, and its intervals cover.
+    rng = np.random.default_rng(1012)  # not the simulation's seed: that would tie the draws
+    runs, n_all, pi = 300, 3000, 0.4
+    truth, judge = _simulate(12, runs, n_all, pi, 0.8, 0.7)
+    plain, weighted, cover = [], [], 0
+    for y, j in zip(truth, judge, strict=True):
+        prob = np.where(j, 0.3, 0.05)
+        chosen = rng.random(n_all) < prob
+        yl, fl, fu = y[chosen].astype(float), j[chosen].astype(float), j[~chosen].astype(float)
+        plain.append(ppi_mean(yl, fl, fu).value)
+        e = ppi_mean(yl, fl, fu, inclusion=prob[chosen], bounds=(0.0, 1.0))
+        weighted.append(e.value)
+        cover += e.ci_low <= pi <= e.ci_high
+    # The unweighted estimate's bias: P(y | judge a) is over-weighted. Measured: plain
+    # mean 0.47, IPW mean 0.40, IPW coverage 0.95 (seed 12).
+    assert abs(np.mean(plain) - pi) > 0.04
+    assert np.mean(weighted) == pytest.approx(pi, abs=0.01)
+    assert 0.92 <= cover / runs <= 0.98

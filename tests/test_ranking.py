@@ -237,3 +237,27 @@ def test_transfer_orientation_and_left_out() -> None:
     assert res.spearman == pytest.approx(1.0) and res.left_out == ("x", "y")
     with pytest.raises(ValueError, match="at least 3 systems"):
         leaderboard_transfer({"a": 1, "b": 2}, {"a": 1, "b": 2}, seed=0)
+
+
+def test_bradley_terry_interval_not_estimable_when_most_resamples_have_no_fit() -> None:
+    # s0 > s1 > s2 on every item except two: q1, where s1 beats s0 (s0's only loss), and q2,
+    # where s2 beats s1 (s2's only win). A resample of the 5 items lacks q1 or q2 with
+    # probability 1 - (1 - 2 (4/5)^5 + (3/5)^5) = 0.58; then s0 never loses or s2 never wins,
+    # and no finite fit exists (Zermelo's condition): far more than the 2.5% tail.
+    scores = {"q1": (0.0, 1.0, 1.0), "q2": (1.0, 0.0, 1.0)}
+    rows = [
+        (item, a, b, scores.get(item, (1.0, 1.0, 1.0))[k])
+        for item in ("q1", "q2", "q3", "q4", "q5")
+        for k, (a, b) in enumerate([("s0", "s1"), ("s1", "s2"), ("s0", "s2")])
+    ]
+    table = pd.DataFrame(rows, columns=["item_id", "system_a", "system_b", "score_a"])
+    bt = bradley_terry(table, seed=0, resamples=1000)
+    assert 520 < bt.degenerate_resamples < 640  # 580 expected; binomial s.d. 16
+    assert bt.ci_low == (None, None, None) and bt.ci_high == (None, None, None)
+    assert f"{bt.degenerate_resamples} of 1000 resamples" in bt.not_estimable
+    assert bt.strength[0] > bt.strength[1] > bt.strength[2]  # the fit still orders them
+    # Twenty copies of the same items: every resample holds a q1 and a q2 (the chance that
+    # one of 100 draws misses all 20 copies of q1 is 2 * 0.8^100, about 4e-10).
+    copies = [table.assign(item_id=table["item_id"] + f"-{k}") for k in range(20)]
+    enough = bradley_terry(pd.concat(copies), seed=0, resamples=200)
+    assert enough.not_estimable is None and None not in enough.ci_low

@@ -143,6 +143,11 @@ def _corrected(calibration: Calibration) -> list[Block]:
             "corrects the judge with the human labels."
         ),
         Table(["estimate", "judge (raw)", "humans only", "corrected", "human-labelled"], rows),
+        *(
+            [Bullets([f"{c.target}: {c.subset_warning}" for c in warned])]
+            if (warned := [c for c in calibration.corrected if c.subset_warning])
+            else []
+        ),
     ]
 
 

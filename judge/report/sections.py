@@ -17,6 +17,7 @@ from judge.report.format import (
     interval,
     label,
     level,
+    num,
     pct,
     pct0,
     pvalue,
@@ -171,12 +172,15 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
             [
                 count(r.rank),
                 r.system,
-                interval(r.estimate, r.ci_low, r.ci_high),
+                _strength(r.estimate, r.ci_low, r.ci_high),
                 interval(w.win_rate, w.ci_low, w.ci_high, pct) if w else "n/a",
                 count(r.n_items),
             ]
         )
     blocks.append(Table(["rank", "system", strength, "win rate vs all others", "items"], rows))
+    bt = comparison.bradley_terry
+    if bt is not None and bt.not_estimable is not None:
+        blocks.append(Para(f"Bradley-Terry intervals: not estimable ({bt.not_estimable})."))
     if comparison.notes:
         blocks.append(Bullets([f"Note: {n}" for n in comparison.notes]))
     order = [r.system for r in comparison.ranking] or list(comparison.systems)
@@ -360,3 +364,9 @@ def _cost(summary: RunSummary) -> list[Block]:
         )
     )
     return blocks
+
+
+def _strength(value: float, low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return f"{num(value)} (interval not estimable)"
+    return interval(value, low, high)

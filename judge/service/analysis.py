@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import DataError
+from judge.limits import ANALYSIS_SEED
 from judge.service.layout import RunPaths
 
 LABELS_STEM = "labels"
@@ -60,7 +61,7 @@ def calibration_of(
     judge_name: str | None = None,
     by: Sequence[str] = (),
     resamples: int = 1000,
-    seed: int = 0,
+    seed: int = ANALYSIS_SEED,
 ) -> dict[str, Any]:
     from judge.analysis import calibrate_tables
     from judge.labels import load_judge_table, load_table
@@ -83,8 +84,8 @@ def comparison_of(
     baseline: str | None = None,
     by: str | None = None,
     judge_name: str | None = None,
-    resamples: int = 10_000,
-    seed: int = 0,
+    resamples: int | None = None,
+    seed: int | None = None,
     gates: Sequence[str] = (),
 ) -> dict[str, Any]:
     from judge.analysis import compare_source

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from sqlalchemy import Engine
 from sqlalchemy.engine import Row
 
+from judge.limits import ANALYSIS_SEED
 from judge.service import registry, results, submit
 from judge.service.auth import Principal, require_token
 from judge.service.db import ping
@@ -268,7 +269,7 @@ def calibration(
             judge_name=judge,
             by=by or (),
             resamples=1000 if resamples is None else resamples,
-            seed=seed or 0,
+            seed=ANALYSIS_SEED if seed is None else seed,
         ),
         run.paths,
         {"judge": judge, "by": by, "resamples": resamples, "seed": seed},
@@ -310,8 +311,8 @@ def comparison(
             baseline=baseline,
             by=by,
             judge_name=judge,
-            resamples=10_000 if resamples is None else resamples,
-            seed=seed or 0,
+            resamples=resamples,
+            seed=seed,
             gates=gate or (),
         ),
         run.paths,

@@ -19,7 +19,7 @@ from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_
 from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
 from calibration.compare import ComparisonReport, compare_table
 from calibration.compare_input import ComparisonInputError
-from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen
+from calibration.correction import ppi_mean, ppi_win_rate
 from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
 from calibration.kinds import infer_kind
 from calibration.labels import LabelError, join_labels, load_mt_bench
@@ -27,6 +27,7 @@ from calibration.pairs import all_pairs, holm, win_rate_matrix
 from calibration.passk import pass_at_k, pass_at_k_interval
 from calibration.ranking import bradley_terry, leaderboard_transfer
 from calibration.ranks import interval_overlap_ranks, ranks_from_tests
+from calibration.rogan_gladen import rogan_gladen
 from calibration.scorecard import MetricSpec, Scorecard, ScorecardSpec, scorecard
 from calibration.trust_gate import GateThresholds, GateVerdict
 from calibration.trust_gate import evaluate_gate as evaluate_trust_gate

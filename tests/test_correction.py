@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from calibration.correction import ppi_mean, ppi_win_rate, rogan_gladen, wilson
+from calibration.correction import ppi_mean, ppi_win_rate, wilson
+from calibration.rogan_gladen import rogan_gladen
 
 RUNS = 2000  # binomial s.e. of a 95% coverage over 2,000 runs: 0.5 points
 
@@ -59,14 +60,31 @@ def test_rogan_gladen_formula() -> None:
     assert est.sensitivity.value == 0.75 and est.specificity.value == 0.75
     assert est.value == pytest.approx((0.6 + 0.75 - 1) / 0.5)
     assert est.raw.value == pytest.approx((30 + 7) / 62)
-    # The interval: the same delta method on proportions with a quarter pseudo-success and a
-    # quarter pseudo-failure each (Lang & Reiczigel 2014's device with a smaller count).
-    se, sp, p = 6.25 / 8.5, 3.25 / 4.5, 30.25 / 50.5
-    j = se + sp - 1
-    pi = (p + sp - 1) / j
-    var = p * (1 - p) / 50.5 + pi**2 * se * (1 - se) / 8.5 + (1 - pi) ** 2 * sp * (1 - sp) / 4.5
-    assert est.ci_low == pytest.approx(pi - 1.959964 * np.sqrt(var / j**2), rel=1e-5)
-    assert est.ci_high == 1.0  # the upper end, 1.26, is truncated to the unit interval
+    # So few labels leave the Youden index indistinguishable from 0 at 95%: Fieller's set is
+    # unbounded, the interval all of [0, 1].
+    assert (est.ci_low, est.ci_high) == (0.0, 1.0)
+
+
+def test_rogan_gladen_interval_is_fiellers_set() -> None:
+    # 40 human positives (judge 36 positive: Se 0.9), 60 negatives (judge 48 negative: Sp
+    # 0.8), 1,000 unlabelled with 400 positive: pi = (0.4 + 0.8 - 1) / 0.7 = 0.2857.
+    human = np.array([1] * 40 + [0] * 60, dtype=bool)
+    judge_l = np.array([1] * 36 + [0] * 4 + [0] * 48 + [1] * 12, dtype=bool)
+    judge_u = np.array([1] * 400 + [0] * 600, dtype=bool)
+    est = rogan_gladen(judge_u, judge_l, human)
+    assert est.value == pytest.approx(0.2 / 0.7)
+    # Independent of the quadratic formula: the set of pi in [0, 1] where Fieller's statistic
+    # (num - pi J)^2 / (V_p + pi^2 V_Se + (1 - pi)^2 V_Sp) <= z^2, found on a fine grid, with
+    # half a pseudo-success and half a pseudo-failure in each proportion.
+    se, sp, p = 36.5 / 41, 48.5 / 61, 400.5 / 1001
+    grid = np.linspace(0, 1, 200_001)
+    stat = (p + sp - 1 - grid * (se + sp - 1)) ** 2 / (
+        p * (1 - p) / 1001 + grid**2 * se * (1 - se) / 41 + (1 - grid) ** 2 * sp * (1 - sp) / 61
+    )
+    inside = grid[stat <= 1.959963984540054**2]
+    assert est.ci_low == pytest.approx(inside.min(), abs=1e-5)
+    assert est.ci_high == pytest.approx(inside.max(), abs=1e-5)
+    assert 0.0 < est.ci_low < est.value < est.ci_high < 1.0
 
 
 def test_rogan_gladen_undefined_when_judge_is_chance() -> None:
@@ -155,12 +173,15 @@ def test_nine_agreeing_labels_give_an_honest_interval() -> None:
     # The audit's case: 9 labels, all "a", the judge "a" everywhere -> 1.000 [1.000, 1.000].
     est = ppi_win_rate(["a"] * 9, ["a"] * 9, ["a"] * 40)
     assert est.value == 1.0 and est.ci_high == 1.0
-    # The judge carries no variance (lam = 0): the interval is the human labels' with half a
-    # pseudo-observation at each corner of the 2 x 2 table (Agresti & Min 2005): 10 ones and
-    # 1 zero in weight 11, so mean 10/11 and variance (10/11)(1/11) * 11/10.
-    m, var = 10 / 11, (10 / 11) * (1 / 11) * 11 / 10 / 11
+    # The judge carries no variance (lam = 0) and the estimate sits on the bound, where the
+    # effective sample size is undefined: the labels' count stands in (Korn & Graubard 1998),
+    # so the interval is Wilson's for 9 of 9, as statsmodels computes it: [0.70, 1].
+    from statsmodels.stats.proportion import proportion_confint
+
     assert est.lam == 0.0
-    assert est.ci_low == pytest.approx(m - 1.959964 * np.sqrt(var), rel=1e-5)
+    assert (est.ci_low, est.ci_high) == pytest.approx(
+        proportion_confint(9, 9, alpha=0.05, method="wilson")
+    )
     assert 0.6 < est.ci_low < 0.8
 
 
@@ -170,28 +191,32 @@ def test_ppi_interval_by_hand_with_pseudo_observations() -> None:
     fu = np.array([1.0, 1.0, 0.0, 1.0, 0.5, 1.0, 0.0, 1.0])
     est = ppi_mean(y, f, fu, lam=0.7, bounds=(0.0, 1.0))
     assert est.value == pytest.approx(0.7 * fu.mean() + (y - 0.7 * f).mean())
-    # By hand: the corners (0,0), (0,1), (1,0), (1,1) with weight 1/2 join the labelled
-    # units, (0) and (1) with weight 1/2 the unlabelled ones; variances weighted by frequency.
+    # By hand: the corners (0,0), (0,1), (1,0), (1,1) with weight 1/10 join the labelled
+    # units, (0) and (1) with weight 1/10 the unlabelled ones; variances weighted by frequency.
+    # The interval is Wilson's at the effective sample size value (1 - value) / var (Korn &
+    # Graubard 1998), computed by statsmodels from a fractional count.
+    from statsmodels.stats.proportion import proportion_confint
+
     r = np.r_[y - 0.7 * f, [0.0, -0.7, 1.0, 0.3]]
-    w = np.r_[np.ones(6), [0.5] * 4]
+    w = np.r_[np.ones(6), [0.1] * 4]
     rm = (w * r).sum() / w.sum()
-    u, wu = np.r_[fu, [0.0, 1.0]], np.r_[np.ones(8), [0.5, 0.5]]
+    u, wu = np.r_[fu, [0.0, 1.0]], np.r_[np.ones(8), [0.1, 0.1]]
     um = (wu * u).sum() / wu.sum()
     var = (w * (r - rm) ** 2).sum() / (w.sum() - 1) / w.sum()
     var += 0.49 * (wu * (u - um) ** 2).sum() / (wu.sum() - 1) / wu.sum()
-    centre = rm + 0.7 * um
-    assert est.ci_low == pytest.approx(max(0.0, centre - 1.959964 * np.sqrt(var)), rel=1e-5)
-    assert est.ci_high == pytest.approx(min(1.0, centre + 1.959964 * np.sqrt(var)), rel=1e-5)
+    n_eff = est.value * (1 - est.value) / var
+    ref = proportion_confint(est.value * n_eff, n_eff, alpha=0.05, method="wilson")
+    assert (est.ci_low, est.ci_high) == pytest.approx(ref, rel=1e-9)
     with pytest.raises(ValueError, match="outside bounds"):
         ppi_mean([2.0, 0.0], [1.0, 0.0], [1.0], bounds=(0.0, 1.0))
 
 
 @pytest.mark.parametrize(("pi", "n"), [(0.05, 50), (0.95, 50), (0.5, 100)])
 def test_corrected_intervals_stay_in_the_unit_interval_and_cover(pi: float, n: int) -> None:
-    # 300 datasets per cell (the script runs 1,000+ in more cells): intervals never leave
+    # 300 datasets per cell (the script runs 1,000 in 54 cells): intervals never leave
     # [0, 1], never have zero width, and cover within Monte Carlo error of 95% (s.e. 1.3
-    # points at 300 datasets; the bounds allow for that and for the small-n conservatism).
-    # An undefined estimate counts as a miss.
+    # points at 300 datasets; 92-98% is about two s.e. either side, the issue's 93-97% at
+    # 1,000). An undefined estimate counts as a miss.
     runs = 300
     truth, judge = _simulate(int(pi * 1000) + n, runs, 1000, pi, 0.9, 0.8)
     cover = {"ppi": 0, "rg": 0}
@@ -208,7 +233,7 @@ def test_corrected_intervals_stay_in_the_unit_interval_and_cover(pi: float, n: i
             assert e.ci_high > e.ci_low
             cover[name] += e.ci_low <= pi <= e.ci_high
     for name, hits in cover.items():
-        assert 0.90 <= hits / runs <= 0.995, (name, hits / runs)
+        assert 0.92 <= hits / runs <= 0.98, (name, hits / runs)
 
 
 # --- known inclusion probabilities (issue 12, item 7) -----------------------------------

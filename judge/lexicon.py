@@ -95,9 +95,16 @@ _FIRST_UNIT = "|".join(
     ]
 )
 # Later units: separated versions and tiers, spaced sizes, v-numbers and capitalised tiers
-# ("Llama 2 70B Chat", "gpt-3.5-turbo-16k", "Claude 3.5 Sonnet").
+# ("Llama 2 70B Chat", "gpt-3.5-turbo-16k", "Claude 3.5 Sonnet"); after a version, product
+# tiers in lower case too ("GPT-4o mini").
+_PRODUCT_TIER = "(?:mini|nano|turbo|pro|max|flash|lite|opus|sonnet|haiku|ultra|plus)"
 _LATER_UNIT = "|".join(
-    [f"[-_.:]{_VERSION}", f"[-_.]{_TIER_ANY}", rf"\s+(?:{_SIZE}|{_V_TOKEN}|{_TIER_CAP})"]
+    [
+        f"[-_.:]{_VERSION}",
+        f"[-_.]{_TIER_ANY}",
+        rf"\s+(?:{_SIZE}|{_V_TOKEN}|{_TIER_CAP})",
+        rf"(?:(?<=\d)|(?<=\d[a-z]))\s+{_PRODUCT_TIER}",
+    ]
 )
 TAIL = f"(?:(?:{_FIRST_UNIT}){_END})?(?:(?:{_LATER_UNIT}){_END})*"
 """Version, size and tier suffix of a model name; part of the match, so "[redacted]" replaces
@@ -291,12 +298,13 @@ LEXICON: tuple[Term, ...] = (
     _word("openai", _A, "davinci", ambiguous=True),
     _word("openai", _A, "Codex", ambiguous=True),
     _raw("openai", _A, "DALL-E", r"(?i:dall[-·‧.\s]?e)", triggers=["dall", "dalle"]),
-    # anthropic: "the anthropic principle" is cosmology, so only the capitalised name is sure.
+    # anthropic: "the anthropic principle" is cosmology, so only the capitalised name is sure,
+    # and not before the cosmologists' nouns ("Anthropic reasoning is ...").
     _raw(
         "anthropic",
         _V,
         "Anthropic",
-        r"(?:Anthropic|ANTHROPIC)(?!\s+(?i:principle))",
+        r"(?:Anthropic|ANTHROPIC)(?!\s+(?i:principle|reasoning|bias|arguments?|selection))",
         triggers=["anthropic"],
     ),
     _word("anthropic", _V, "anthropic", ambiguous=True),

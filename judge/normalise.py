@@ -19,8 +19,12 @@ Folding, one character at a time:
 * hyphen and dash variants become "-", other spaces " ".
 
 Then runs of three or more single letters joined by one repeated separator ("g e m i n i",
-"C.l.a.u.d.e", "G-P-T") are joined, split where a lower-case letter meets an upper-case one
-("a C l a u d e" reads "a Claude").
+"C.l.a.u.d.e", "G-P-T") are joined, keeping a lone first or last letter apart where the case
+changes ("a C l a u d e" reads "a Claude", "q w e n I" reads "qwen I").
+
+`disguised(original, folded)` tells a disguise from a mere typing style: fullwidth forms and
+accents are how some keyboards write, look-alike letters, invisible characters and spaced-out
+letters are not.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ _DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me"})
 _ACCENTED_SCRIPTS_END = 0x0530
 _LETTER = r"[^\W\d_]"
 _SPACED = re.compile(
-    rf"(?<![^\W_]){_LETTER}(?P<sep>[ .*_\-·])(?:{_LETTER}(?P=sep)){{1,}}{_LETTER}(?![^\W_])"
+    rf"(?<![^\W_])(?<!['’]){_LETTER}(?P<sep>[ .*_\-·])(?:{_LETTER}(?P=sep)){{1,}}{_LETTER}(?![^\W_])"
 )
 
 
@@ -155,9 +159,11 @@ def _join_spaced(text: str, source: list[int] | None) -> tuple[str, list[int]]:
         parts.append(text[last : m.start()])
         kept.extend(positions[last : m.start()])
         sep = m.group("sep")
-        for i in range(m.start(), m.end(), 2):
-            # A lower-case letter followed by an upper-case one starts a new word.
-            if i > m.start() and text[i].isupper() and text[i - 2].islower():
+        first, final = m.start(), m.end() - 1
+        for i in range(first, m.end(), 2):
+            # "a C l a u d e", "q w e n I": a lone letter ("a", "I") whose case differs from
+            # its neighbour's is a word of its own ("L.L.a.M.A" is one word).
+            if (i == first + 2 or i == final) and text[i].isupper() and text[i - 2].islower():
                 parts.append(sep)
                 kept.append(positions[i - 1])
             parts.append(text[i])
@@ -166,6 +172,24 @@ def _join_spaced(text: str, source: list[int] | None) -> tuple[str, list[int]]:
     parts.append(text[last:])
     kept.extend(positions[last:])
     return "".join(parts), kept
+
+
+def disguised(original: str, folded: str) -> bool:
+    """Whether `original` needed more than width and accent folding to read `folded`."""
+    return _plain_fold(original) != folded
+
+
+def _plain_fold(text: str) -> str:
+    out = []
+    for c in text:
+        if not c.isascii():
+            nfkc = unicodedata.normalize("NFKC", c)
+            c = nfkc if nfkc.isascii() else c
+            decomposed = unicodedata.normalize("NFD", c)
+            if len(decomposed) > 1 and decomposed[0].isascii():
+                c = decomposed[0]
+        out.append(c)
+    return "".join(out)
 
 
 def fold(text: str) -> str:

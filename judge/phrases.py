@@ -127,7 +127,7 @@ _H = r"[^\S\n]"
 # by Claude)", "Model: Llama 3", "Gemini here: ...", "... - Claude". The name must end the line
 # (or be followed by "here"), so "written by Claude Monet in 1890" stays.
 ATTRIBUTION_LEAD = (
-    rf"(?:(?m:^){_H}*(?:[-~*>]+{_H}*|[(\[]{_H}*)?"
+    rf"(?:(?:(?m:^){_H}*(?:[-~*>]+{_H}*|[(\[]{_H}*)?|(?P<paren>\(){_H}*)"
     r"(?:(?i:sent\s+(?:from|by|with|via)|written\s+(?:by|with)|generated\s+(?:by|with)"
     r"|authored\s+by|answered\s+by|(?:response|reply|answer)\s+(?:from|by)|powered\s+by"
     r"|signed|envoye\s+(?:de(?:puis)?|par|avec)|ecrit\s+par|genere\s+par|gesendet\s+(?:von|mit)"
@@ -138,7 +138,7 @@ ATTRIBUTION_LEAD = (
     rf"|autor|autore|bot|AI|LLM){_H}*:{_H}*)"
     rf"|{_H}(?P<enddash>-{{1,2}}|~){_H}*)"
 )
-ATTRIBUTION_TRAIL = rf"(?={_H}*[)\]]?{_H}*[.!]?\s*(?:\n|\Z))"
+ATTRIBUTION_TRAIL = rf"(?(paren)(?={_H}*\))|(?={_H}*[)\]]?{_H}*[.!]?\s*(?:\n|\Z)))"
 ENDS_TEXT = re.compile(r"\s*\Z")
 HERE_LEAD = (
     rf"(?m:^){_H}*(?:(?i:hi|hello|hey|bonjour|salut|hallo|hola|ola|oi|ciao){_H}*[,!]?{_H}+)?"

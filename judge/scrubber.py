@@ -32,7 +32,7 @@ from judge.lexicon import (
     first_tokens,
     user_name_pattern,
 )
-from judge.normalise import normalise
+from judge.normalise import disguised, normalise
 from judge.phrases import (
     AFTER_AI_NOUN,
     ATTRIBUTION_LEAD,
@@ -236,7 +236,7 @@ class Scrubber:
         work.apply(self._maker_before_verb, self._on_maker_before_verb, self.placeholder)
         self._sign(work)
         work.apply(self._attribution, self._on_attribution, self.placeholder)
-        work.apply(self._family, self._on_family, self.placeholder)
+        work.apply(self._family, lambda m: self._on_family(m, work), self.placeholder)
 
     def _on_claim(self, m: re.Match[str]) -> _Edit | None:
         if m.group("keep") is not None:
@@ -286,7 +286,7 @@ class Scrubber:
                     return
         work.replace([(m.start("name"), m.end("tail"), "signature")], self.placeholder)
 
-    def _on_family(self, m: re.Match[str]) -> _Edit | None:
+    def _on_family(self, m: re.Match[str], work: _Work) -> _Edit | None:
         if m.group("keep") is not None:
             return None
         name, tail = m.group("name"), m.group("tail")
@@ -294,6 +294,9 @@ class Scrubber:
         if (
             term.ambiguous
             and term.label.lower() not in self._everywhere
+            # Nobody disguises the star sign: "g e m i n i" or "Сlaude" (Cyrillic С) is a name
+            # written to slip past a word list.
+            and not disguised(work.source_text(m.start(), m.end()), m.group(0))
             and not self._model_context(m.string, m.start(), m.end(), term, name, tail)
         ):
             return None
@@ -360,6 +363,11 @@ class _Work:
         edits = [e for e in map(decide, pattern.finditer(self.text)) if e is not None]
         if edits:
             self.replace(edits, placeholder)
+
+    def source_text(self, start: int, end: int) -> str:
+        """The input characters the working span [start, end) came from."""
+        origin = [i for i in self.source[start:end] if i >= 0]
+        return self.original[origin[0] : origin[-1] + 1] if origin else ""
 
     def replace(self, edits: Sequence[_Edit], placeholder: str) -> None:
         """Replace each (start, end) span, in order and not overlapping, with the placeholder."""

@@ -40,7 +40,9 @@ _DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me"})
 _ACCENTED_SCRIPTS_END = 0x0530
 _LETTER = r"[^\W\d_]"
 _SPACED = re.compile(
-    rf"(?<![^\W_])(?<!['’]){_LETTER}(?P<sep>[ .*_\-·])(?:{_LETTER}(?P=sep)){{1,}}{_LETTER}(?![^\W_])"
+    # Not after an apostrophe: the "m" of "I'm" is no letter of its own.
+    rf"(?<![^\W_])(?<!['’]){_LETTER}(?P<sep>[ .*_\-·])"
+    rf"(?:{_LETTER}(?P=sep)){{1,}}{_LETTER}(?![^\W_])"
 )
 
 

@@ -14,7 +14,6 @@ back, and only the marker's span of the writer's text is replaced.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -22,7 +21,6 @@ from dataclasses import dataclass
 
 from judge.errors import ConfigError
 from judge.lexicon import (
-    LETTER_RUN,
     LEXICON,
     NAME_END,
     NAME_START,
@@ -52,6 +50,7 @@ from judge.phrases import (
     SIGN_LEAD,
     SIGN_TRAIL,
 )
+from judge.triggers import Reach, Triggers, near
 
 DEFAULT_PLACEHOLDER = "[redacted]"
 
@@ -90,7 +89,15 @@ _Edit = tuple[int, int, str]
 _MAX_PASSES = 5
 _WINDOW = 80
 _CAPITALISED_WORD = re.compile(r"\s+[A-Z][a-z]")
-_ASCII_RUN = re.compile(r"[a-z]+")
+# How far each rule's match reaches around the name (or placeholder, or "harmless") in it,
+# with room to spare: a name with its version suffix and look-ahead is under 100 characters,
+# an attribution's lead ("-- Sent from") under 40, a self-introduction's lead under 150 ("I'm
+# an AI language model called"), a maker statement's under 250 ("I am a large language model
+# that was trained and fine-tuned by the team of researchers at").
+_NAME_REACH = Reach(before=64, after=160)
+_ATTRIBUTION_REACH = Reach(before=96, after=200)
+_CLAIM_REACH = Reach(before=200, after=160)
+_MAKER_REACH = Reach(before=300, after=240)
 
 
 def _compile_names(keep: str, patterns: Sequence[str], *, tail: bool) -> re.Pattern[str] | None:
@@ -147,7 +154,7 @@ class Scrubber:
 
         # Every rule needs a name (or "harmless"), and every name has trigger tokens: a text
         # without any (most responses) is returned after one tokenisation, no regex pass.
-        self._triggers = _Triggers()
+        self._triggers = Triggers()
         for term in self._terms:
             self._triggers.add(term.triggers, term.pairs, term.needles)
         self._triggers.add({"harmless"}, (), ())
@@ -197,7 +204,7 @@ class Scrubber:
         norm = normalise(text)
         if not self._triggers.present(norm.text):
             return text, []
-        work = _Work(text, norm.text, norm.positions())
+        work = _Work(text, norm.text, norm.positions(), self._anchors)
         # Replacing a name can put an ambiguous word next to a placeholder (a model context),
         # so passes repeat until nothing changes: scrubbing twice changes nothing more.
         for _ in range(_MAX_PASSES):
@@ -217,6 +224,9 @@ class Scrubber:
 
     # --- passes ---------------------------------------------------------------------------------
 
+    def _anchors(self, text: str) -> list[int] | None:
+        return self._triggers.anchors(text, (self.placeholder,))
+
     def _user_name(self, name: str, *, version_prefix: bool) -> str:
         pattern, parts = user_name_pattern(name, version_prefix=version_prefix)
         singles, pairs = first_tokens(parts)
@@ -227,16 +237,17 @@ class Scrubber:
     def _pass(self, work: _Work) -> None:
         # Order matters for credit and for context: configured and system names go first, so
         # a self-identification or an ambiguous alias next to them sees the placeholder.
+        p = self.placeholder
         if self._extra is not None:
-            work.apply(self._extra, _whole("extra_marker"), self.placeholder)
+            work.apply(self._extra, _NAME_REACH, _whole("extra_marker"), p)
         if self._system is not None:
-            work.apply(self._system, _whole("system_name"), self.placeholder)
-        work.apply(self._claim, self._on_claim, self.placeholder)
-        work.apply(self._maker, _on_maker, self.placeholder)
-        work.apply(self._maker_before_verb, self._on_maker_before_verb, self.placeholder)
+            work.apply(self._system, _NAME_REACH, _whole("system_name"), p)
+        work.apply(self._claim, _CLAIM_REACH, self._on_claim, p)
+        work.apply(self._maker, _MAKER_REACH, _on_maker, p)
+        work.apply(self._maker_before_verb, _MAKER_REACH, self._on_maker_before_verb, p)
         self._sign(work)
-        work.apply(self._attribution, self._on_attribution, self.placeholder)
-        work.apply(self._family, lambda m: self._on_family(m, work), self.placeholder)
+        work.apply(self._attribution, _ATTRIBUTION_REACH, self._on_attribution, p)
+        work.apply(self._family, _NAME_REACH, lambda m: self._on_family(m, work), p)
 
     def _on_claim(self, m: re.Match[str]) -> _Edit | None:
         if m.group("keep") is not None:
@@ -348,19 +359,33 @@ class _Work:
     """The normalised text being scrubbed, where each of its characters came from in the input
     (-1 for placeholder characters), and the marks replaced so far."""
 
-    def __init__(self, original: str, text: str, source: list[int]) -> None:
+    def __init__(
+        self,
+        original: str,
+        text: str,
+        source: list[int],
+        find_anchors: Callable[[str], list[int] | None],
+    ) -> None:
         self.original = original
         self.text = text
         self.source = source
         self.marks: list[Mark] = []
+        self._find_anchors = find_anchors
+        self._anchored: str | None = None
+        self._anchors: list[int] | None = None
 
     def apply(
         self,
         pattern: re.Pattern[str],
+        reach: Reach,
         decide: Callable[[re.Match[str]], _Edit | None],
         placeholder: str,
     ) -> None:
-        edits = [e for e in map(decide, pattern.finditer(self.text)) if e is not None]
+        # Anchors move only when a replacement changes the text, which is rare.
+        if self._anchored != self.text:
+            self._anchors, self._anchored = self._find_anchors(self.text), self.text
+        matches = near(pattern, self.text, self._anchors, reach)
+        edits = [e for e in map(decide, matches) if e is not None]
         if edits:
             self.replace(edits, placeholder)
 
@@ -391,51 +416,6 @@ class _Work:
         parts.append(text[last:])
         kept += source[last:]
         self.text, self.source = "".join(parts), kept
-
-
-class _Triggers:
-    """Whether a text may hold a name: one of its lower-cased letter-run tokens (or two
-    consecutive ones, or a substring) is a trigger of some name."""
-
-    def __init__(self) -> None:
-        self._singles: set[str] = set()
-        self._pairs: set[tuple[str, str]] = set()
-        self._needles: set[str] = set()
-        self._always = False
-        self._tokens = _ASCII_RUN
-
-    def add(
-        self,
-        singles: Iterable[str],
-        pairs: Iterable[tuple[str, str]],
-        needles: Iterable[str],
-        *,
-        always: bool = False,
-    ) -> None:
-        self._singles.update(singles)
-        self._pairs.update(pairs)
-        self._needles.update(needles)
-        self._always |= always
-        self._firsts = frozenset(a for a, _ in self._pairs)
-        # ASCII letter runs are three times faster to find than Unicode ones, and give the same
-        # first token for an ASCII name, which starts and ends at a non-letter.
-        ascii_only = all(t.isascii() for t in self._singles | self._firsts) and all(
-            b.isascii() for _, b in self._pairs
-        )
-        self._tokens = _ASCII_RUN if ascii_only else LETTER_RUN
-
-    def present(self, text: str) -> bool:
-        if self._always:
-            return True
-        low = text.lower()
-        tokens = self._tokens.findall(low)
-        if not self._singles.isdisjoint(tokens):
-            return True
-        if not self._firsts.isdisjoint(tokens) and not self._pairs.isdisjoint(
-            itertools.pairwise(tokens)
-        ):
-            return True
-        return any(needle in low for needle in self._needles)
 
 
 def _classifier(terms: Sequence[Term]) -> Callable[[re.Match[str]], Term]:

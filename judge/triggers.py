@@ -1,0 +1,165 @@
+"""Where a text may hold a lexicon name, and regex search limited to those places.
+
+Every name the scrubber matches contains a *trigger* of its spelling as a whole token (see
+`judge.lexicon`): most responses hold none and are returned after one tokenisation. In one that
+does, every rule's match still contains a name, the placeholder or "harmless" (an *anchor*), and
+what surrounds it is bounded: a self-introduction's lead ("I am a large language model trained
+by the team at") comes a few hundred characters at most before the name, a version suffix and
+a look-ahead a few dozen after it. So each rule's regex is searched only from its `Reach`
+before each anchor to the end of the line its reach after ends in, not over the whole response:
+the scrubber's cost follows the number of names in a response, not its length.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from judge.lexicon import LETTER_RUN
+
+_ASCII_RUN = re.compile(r"[a-z]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """How far a rule's match extends around the anchor it contains."""
+
+    before: int
+    """Non-space characters from the start of a match to the start of its anchor (whitespace
+    runs do not count: "I am" and "Claude" may be any number of blank lines apart)."""
+    after: int
+    """Characters from the start of the anchor to the end of the match and of what it looks
+    ahead at; the window then runs on to the end of that line."""
+
+
+class Triggers:
+    """Whether a text may hold a name: one of its lower-cased letter-run tokens (or two
+    consecutive ones, or a substring) is a trigger of some name; and where."""
+
+    def __init__(self) -> None:
+        self._singles: set[str] = set()
+        self._pairs: set[tuple[str, str]] = set()
+        self._needles: set[str] = set()
+        self._always = False
+        self._firsts: frozenset[str] = frozenset()
+        self._words: frozenset[str] = frozenset()
+        self._tokens = _ASCII_RUN
+
+    def add(
+        self,
+        singles: Iterable[str],
+        pairs: Iterable[tuple[str, str]],
+        needles: Iterable[str],
+        *,
+        always: bool = False,
+    ) -> None:
+        self._singles.update(singles)
+        self._pairs.update(pairs)
+        self._needles.update(needles)
+        self._always |= always
+        self._firsts = frozenset(a for a, _ in self._pairs)
+        self._words = self._firsts | self._singles
+        # ASCII letter runs are three times faster to find than Unicode ones, and give the same
+        # first token for an ASCII name, which starts and ends at a non-letter.
+        self._tokens = _ASCII_RUN if all(t.isascii() for t in self._words) else LETTER_RUN
+
+    def present(self, text: str) -> bool:
+        if self._always:
+            return True
+        low = text.lower()
+        tokens = self._tokens.findall(low)
+        if not self._singles.isdisjoint(tokens):
+            return True
+        if not self._firsts.isdisjoint(tokens) and not self._pairs.isdisjoint(
+            itertools.pairwise(tokens)
+        ):
+            return True
+        return any(needle in low for needle in self._needles)
+
+    def anchors(self, text: str, literals: Sequence[str]) -> list[int] | None:
+        """Sorted starts of the trigger tokens, needles and `literals` in `text`: every match
+        of a name contains one. None when every position must be searched (a configured name
+        without letters to trigger on, or lower-casing that moves characters)."""
+        low = text.lower()
+        if self._always or len(low) != len(text):
+            return None
+        starts: list[int] = []
+        # The first word of every pair counts (a superset costs time, never a match).
+        for word in self._words.intersection(self._tokens.findall(low)):
+            starts += (i for i in _occurrences(low, word) if _whole_token(low, i, len(word)))
+        for needle in self._needles:
+            starts += _occurrences(low, needle)
+        for literal in literals:
+            starts += _occurrences(text, literal)
+        return sorted(starts)
+
+
+def _occurrences(text: str, sub: str) -> Iterator[int]:
+    i = text.find(sub)
+    while i >= 0:
+        yield i
+        i = text.find(sub, i + 1)
+
+
+def _whole_token(low: str, start: int, length: int) -> bool:
+    # An ASCII letter on either side makes it part of a longer token under either tokeniser;
+    # anything else may end a token, so it is kept.
+    before = low[start - 1 : start] if start else ""
+    after = low[start + length : start + length + 1]
+    return not (_ascii_letter(before) or _ascii_letter(after))
+
+
+def _ascii_letter(c: str) -> bool:
+    return c.isascii() and c.isalpha()
+
+
+def near(
+    pattern: re.Pattern[str], text: str, anchors: Sequence[int] | None, reach: Reach
+) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for a pattern whose every match contains an anchor, searched
+    only within `reach` of one. Each match is the whole text's (found again without the window's
+    end), so what follows it and its groups are as `finditer` gives them."""
+    if anchors is None:
+        yield from pattern.finditer(text)
+        return
+    pos = 0
+    for start, end in _windows(text, anchors, reach):
+        pos = max(pos, start)
+        while pos < end:
+            found = pattern.search(text, pos, end)
+            if found is None:
+                break
+            m = pattern.match(text, found.start())
+            if m is None:  # the window's end looked like the end of the text
+                pos = found.start() + 1
+                continue
+            yield m
+            pos = max(m.end(), m.start() + 1)
+
+
+def _windows(text: str, anchors: Sequence[int], reach: Reach) -> list[tuple[int, int]]:
+    spans = []
+    for anchor in anchors:
+        line_end = text.find("\n", anchor + reach.after)
+        end = len(text) if line_end < 0 else line_end + 1
+        spans.append((_back(text, anchor, reach.before), end))
+    windows: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if windows and start <= windows[-1][1]:
+            windows[-1] = (windows[-1][0], max(end, windows[-1][1]))
+        else:
+            windows.append((start, end))
+    return windows
+
+
+def _back(text: str, position: int, letters: int) -> int:
+    """The position `letters` non-space characters before `position`."""
+    while letters > 0 and position > 0:
+        # A quarter more than needed covers ordinary spacing in one step.
+        start = max(0, position - letters - letters // 4)
+        chunk = text[start:position]
+        letters -= len("".join(chunk.split()))
+        position = start
+    return position

@@ -44,6 +44,9 @@ _SPACED = re.compile(
     rf"(?<![^\W_])(?<!['’]){_LETTER}(?P<sep>[ .*_\-·])"
     rf"(?:{_LETTER}(?P=sep)){{1,}}{_LETTER}(?![^\W_])"
 )
+# How every spaced-out run ends ("i n i" of "g e m i n i"): four times cheaper to look for
+# than the run itself, and absent from nearly every response.
+_SPACED_END = re.compile(rf"([ .*_\-·]){_LETTER}\1{_LETTER}(?![^\W_])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,7 +140,7 @@ def normalise(text: str) -> Normalised:
         source: list[int] | None = None
         if len(folded) != len(text) or not _TABLE.uneven.isdisjoint(text):
             folded, source = _fold_tracked(text)
-    if _SPACED.search(folded) is not None:
+    if _SPACED_END.search(folded) is not None and _SPACED.search(folded) is not None:
         folded, source = _join_spaced(folded, source)
     return Normalised(folded, source, folded != text)
 

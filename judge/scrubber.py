@@ -50,7 +50,7 @@ from judge.phrases import (
     SIGN_LEAD,
     SIGN_TRAIL,
 )
-from judge.triggers import Reach, Triggers, near
+from judge.triggers import Reach, Triggers, near, windows
 
 DEFAULT_PLACEHOLDER = "[redacted]"
 
@@ -373,6 +373,7 @@ class _Work:
         self._find_anchors = find_anchors
         self._anchored: str | None = None
         self._anchors: list[int] | None = None
+        self._windows: dict[Reach, list[tuple[int, int]]] = {}
 
     def apply(
         self,
@@ -384,7 +385,13 @@ class _Work:
         # Anchors move only when a replacement changes the text, which is rare.
         if self._anchored != self.text:
             self._anchors, self._anchored = self._find_anchors(self.text), self.text
-        matches = near(pattern, self.text, self._anchors, reach)
+            self._windows = {}
+        spans = None
+        if self._anchors is not None:
+            spans = self._windows.get(reach)
+            if spans is None:
+                spans = self._windows[reach] = windows(self.text, self._anchors, reach)
+        matches = near(pattern, self.text, spans)
         edits = [e for e in map(decide, matches) if e is not None]
         if edits:
             self.replace(edits, placeholder)

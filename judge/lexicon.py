@@ -49,11 +49,14 @@ class Term:
     weak: bool = False
     """Ambiguous, and a model name only with a version suffix or next to another name."""
     triggers: frozenset[str] = frozenset()
-    """Lower-case tokens, one of which every match contains."""
+    """Lower-case tokens, one of which every match starts with (the scrubber looks for names
+    only where one occurs, `judge.triggers`)."""
     pairs: frozenset[tuple[str, str]] = frozenset()
-    """Or two consecutive tokens (for "Open AI", where "open" alone is too common a trigger)."""
+    """Or two consecutive tokens it starts with (for "Open AI", where "open" alone is too common
+    a trigger)."""
     needles: frozenset[str] = frozenset()
-    """Or a lower-case substring, for names without a letter run of their own ("01.AI")."""
+    """Or a lower-case substring it starts with, for names without a letter run of their own
+    ("01.AI")."""
 
 
 # --- version / size / tier suffixes ------------------------------------------------------------

@@ -50,7 +50,7 @@ from judge.phrases import (
     SIGN_LEAD,
     SIGN_TRAIL,
 )
-from judge.triggers import Reach, Triggers, near, windows
+from judge.triggers import Reach, Triggers, at, near, windows
 
 DEFAULT_PLACEHOLDER = "[redacted]"
 
@@ -89,15 +89,16 @@ _Edit = tuple[int, int, str]
 _MAX_PASSES = 5
 _WINDOW = 80
 _CAPITALISED_WORD = re.compile(r"\s+[A-Z][a-z]")
-# How far each rule's match reaches around the name (or placeholder, or "harmless") in it,
-# with room to spare: a name with its version suffix and look-ahead is under 100 characters,
-# an attribution's lead ("-- Sent from") under 40, a self-introduction's lead under 150 ("I'm
-# an AI language model called"), a maker statement's under 250 ("I am a large language model
-# that was trained and fine-tuned by the team of researchers at").
-_NAME_REACH = Reach(before=64, after=160)
-_ATTRIBUTION_REACH = Reach(before=96, after=200)
-_CLAIM_REACH = Reach(before=200, after=160)
-_MAKER_REACH = Reach(before=300, after=240)
+# How far a rule's match reaches around the name (or "harmless") in it, in non-space characters,
+# with room to spare (a name rule's match starts at the name, `judge.triggers.at`): a name with
+# its version suffix and look-ahead under 100; with words of up to 20 letters, the widest leads
+# `re._parser` finds in `judge.phrases`: an attribution's under 40 ("-- Sent from"), a
+# self-introduction's 122 ("you're talking with an AI language model called"), a maker
+# statement's 154 ("I am a large language model that was trained and fine-tuned by the team of
+# researchers at").
+_ATTRIBUTION_REACH = Reach(before=96, after=120)
+_CLAIM_REACH = Reach(before=160, after=120)
+_MAKER_REACH = Reach(before=200, after=160)
 
 
 def _compile_names(keep: str, patterns: Sequence[str], *, tail: bool) -> re.Pattern[str] | None:
@@ -239,15 +240,15 @@ class Scrubber:
         # a self-identification or an ambiguous alias next to them sees the placeholder.
         p = self.placeholder
         if self._extra is not None:
-            work.apply(self._extra, _NAME_REACH, _whole("extra_marker"), p)
+            work.apply(self._extra, None, _whole("extra_marker"), p)
         if self._system is not None:
-            work.apply(self._system, _NAME_REACH, _whole("system_name"), p)
+            work.apply(self._system, None, _whole("system_name"), p)
         work.apply(self._claim, _CLAIM_REACH, self._on_claim, p)
         work.apply(self._maker, _MAKER_REACH, _on_maker, p)
         work.apply(self._maker_before_verb, _MAKER_REACH, self._on_maker_before_verb, p)
         self._sign(work)
         work.apply(self._attribution, _ATTRIBUTION_REACH, self._on_attribution, p)
-        work.apply(self._family, _NAME_REACH, lambda m: self._on_family(m, work), p)
+        work.apply(self._family, None, lambda m: self._on_family(m, work), p)
 
     def _on_claim(self, m: re.Match[str]) -> _Edit | None:
         if m.group("keep") is not None:
@@ -378,7 +379,7 @@ class _Work:
     def apply(
         self,
         pattern: re.Pattern[str],
-        reach: Reach,
+        reach: Reach | None,
         decide: Callable[[re.Match[str]], _Edit | None],
         placeholder: str,
     ) -> None:
@@ -386,12 +387,13 @@ class _Work:
         if self._anchored != self.text:
             self._anchors, self._anchored = self._find_anchors(self.text), self.text
             self._windows = {}
-        spans = None
-        if self._anchors is not None:
+        if reach is None or self._anchors is None:
+            matches = at(pattern, self.text, self._anchors)
+        else:
             spans = self._windows.get(reach)
             if spans is None:
                 spans = self._windows[reach] = windows(self.text, self._anchors, reach)
-        matches = near(pattern, self.text, spans)
+            matches = near(pattern, self.text, spans)
         edits = [e for e in map(decide, matches) if e is not None]
         if edits:
             self.replace(edits, placeholder)

@@ -1,13 +1,14 @@
 """Where a text may hold a lexicon name, and regex search limited to those places.
 
-Every name the scrubber matches contains a *trigger* of its spelling as a whole token (see
+Every name the scrubber matches starts with a *trigger* of its spelling, a whole token (see
 `judge.lexicon`): most responses hold none and are returned after one tokenisation. In one that
-does, every rule's match still contains a name, the placeholder or "harmless" (an *anchor*), and
-what surrounds it is bounded: a self-introduction's lead ("I am a large language model trained
-by the team at") comes a few hundred characters at most before the name, a version suffix and
-a look-ahead a few dozen after it. So each rule's regex is searched only from its `Reach`
-before each anchor to the end of the line its reach after ends in, not over the whole response:
-the scrubber's cost follows the number of names in a response, not its length.
+does, a name rule's match starts at a trigger's occurrence or at a placeholder (an *anchor*),
+and every other rule's match contains an anchor (or "harmless") with bounded context around it:
+a self-introduction's lead ("I am a large language model trained by the team at") comes at
+most a few hundred characters before the name, a version suffix and a look-ahead a few dozen
+after it. So a name rule is tried only at the anchors and every other rule searched only within
+its `Reach` around them, not over the whole response: the scrubber's cost follows the number of
+names in a response, not its length.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from judge.lexicon import LETTER_RUN
 
 _T = TypeVar("_T", str, bytes)
 _ASCII_RUN = re.compile(r"[a-z]+")
+_NEXT_ASCII = re.compile(r"[^a-z]*([a-z]+)")
+_NEXT_LETTERS = re.compile(rf"(?s:.*?)({LETTER_RUN.pattern})")
 # ASCII letters lower-cased and everything else a space: `bytes.translate` then `split` gives
 # `_ASCII_RUN`'s tokens of an ASCII text in half the time.
 _ASCII_TOKENS = bytes(c | 0x20 if chr(c).isalpha() and c < 128 else 0x20 for c in range(256))
@@ -33,8 +36,8 @@ class Reach(NamedTuple):
     """Non-space characters from the start of a match to the start of its anchor (whitespace
     runs do not count: "I am" and "Claude" may be any number of blank lines apart)."""
     after: int
-    """Characters from the start of the anchor to the end of the match and of what it looks
-    ahead at; the window then runs on to the end of that line."""
+    """Non-space characters from the start of the anchor to the end of the match and of what
+    it looks ahead at."""
 
 
 class Triggers:
@@ -47,8 +50,10 @@ class Triggers:
         self._needles: set[str] = set()
         self._always = False
         self._firsts: frozenset[str] = frozenset()
+        self._seconds: dict[str, set[str]] = {}
         self._words: frozenset[str] = frozenset()
         self._tokens = _ASCII_RUN
+        self._next = _NEXT_ASCII
         self._ascii: tuple[frozenset[bytes], frozenset[bytes], frozenset[tuple[bytes, bytes]]]
         self._ascii = (frozenset(), frozenset(), frozenset())
         self._ascii_words: frozenset[bytes] = frozenset()
@@ -66,10 +71,13 @@ class Triggers:
         self._needles.update(needles)
         self._always |= always
         self._firsts = frozenset(a for a, _ in self._pairs)
+        for a, b in self._pairs:
+            self._seconds.setdefault(a, set()).add(b)
         self._words = self._firsts | self._singles
         # ASCII letter runs are three times faster to find than Unicode ones, and give the same
         # first token for an ASCII name, which starts and ends at a non-letter.
         self._tokens = _ASCII_RUN if all(t.isascii() for t in self._words) else LETTER_RUN
+        self._next = _NEXT_ASCII if self._tokens is _ASCII_RUN else _NEXT_LETTERS
         self._ascii = (
             frozenset(t.encode() for t in self._singles if t.isascii()),
             frozenset(t.encode() for t in self._firsts if t.isascii()),
@@ -92,7 +100,7 @@ class Triggers:
 
     def anchors(self, text: str, literals: Sequence[str]) -> list[int] | None:
         """Sorted starts of the trigger tokens, needles and `literals` in `text`: every match
-        of a name contains one. None when every position must be searched (a configured name
+        of a name starts at one. None when every position must be searched (a configured name
         without letters to trigger on, or lower-casing that moves characters)."""
         low = text.lower()
         if self._always or len(low) != len(text):
@@ -103,14 +111,23 @@ class Triggers:
             words = [w.decode() for w in self._ascii_words.intersection(tokens)]
         else:
             words = list(self._words.intersection(self._tokens.findall(low)))
-        # The first word of every pair counts (a superset costs time, never a match).
         for word in words:
-            starts += (i for i in _occurrences(low, word) if _whole_token(low, i, len(word)))
+            seconds = None if word in self._singles else self._seconds[word]
+            for i in _occurrences(low, word):
+                if _whole_token(low, i, len(word)) and (
+                    seconds is None or self._second_of(low, i + len(word), seconds)
+                ):
+                    starts.append(i)
         for needle in self._needles:
             starts += _occurrences(low, needle)
         for literal in literals:
             starts += _occurrences(text, literal)
         return sorted(starts)
+
+    def _second_of(self, low: str, end: int, seconds: set[str]) -> bool:
+        """Whether the token after the one ending at `end` completes a pair ("open" "ai")."""
+        m = self._next.match(low, end)
+        return m is not None and m.group(1) in seconds
 
 
 def _has_tokens(
@@ -141,6 +158,21 @@ def _whole_token(low: str, start: int, length: int) -> bool:
 
 def _ascii_letter(c: str) -> bool:
     return c.isascii() and c.isalpha()
+
+
+def at(
+    pattern: re.Pattern[str], text: str, anchors: Sequence[int] | None
+) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` for a pattern whose every match starts at one of the sorted
+    `anchors` (a name, the placeholder); None searches all of the text."""
+    if anchors is None:
+        yield from pattern.finditer(text)
+        return
+    pos = 0
+    for anchor in anchors:
+        if anchor >= pos and (m := pattern.match(text, anchor)) is not None:
+            yield m
+            pos = m.end()
 
 
 def near(
@@ -178,15 +210,21 @@ def windows(text: str, anchors: Sequence[int], reach: Reach) -> list[tuple[int, 
         # anchor within reach of the last window joins it without walking back.
         joins = anchor - reach.before <= last_end
         start = last_start if joins else _back(text, anchor, reach.before)
-        end = last_end
-        if anchor + reach.after >= last_end:
-            line_end = text.find("\n", anchor + reach.after)
-            end = len(text) if line_end < 0 else line_end + 1
+        end = _forth(text, anchor, reach.after)
         if out and start <= last_end:
             out[-1] = (last_start, max(end, last_end))
         else:
             out.append((start, end))
     return out
+
+
+def _forth(text: str, position: int, letters: int) -> int:
+    """The position `letters` non-space characters after `position`."""
+    while letters > 0 and position < len(text):
+        end = position + letters + letters // 4
+        letters -= len("".join(text[position:end].split()))
+        position = end
+    return min(position, len(text))
 
 
 def _back(text: str, position: int, letters: int) -> int:

@@ -82,6 +82,10 @@ class Mark:
     kind: str
 
 
+_Anchors = tuple[list[int], list[tuple[int, int]]]
+"""Where names and placeholders may start, and the spans of the lexicon names among them."""
+_HHH = "harmless"
+
 _Edit = tuple[int, int, str]
 """A replacement in the working text: start, end, rule."""
 
@@ -90,15 +94,16 @@ _MAX_PASSES = 5
 _WINDOW = 80
 _CAPITALISED_WORD = re.compile(r"\s+[A-Z][a-z]")
 # How far a rule's match reaches around the name (or "harmless") in it, in non-space characters,
-# with room to spare (a name rule's match starts at the name, `judge.triggers.at`): a name with
-# its version suffix and look-ahead under 100; with words of up to 20 letters, the widest leads
+# with room to spare (a name rule's match starts at the name, `judge.triggers.at`): a name's
+# version suffix and look-ahead under 40; with words of up to 20 letters, the widest leads
 # `re._parser` finds in `judge.phrases`: an attribution's under 40 ("-- Sent from"), a
 # self-introduction's 122 ("you're talking with an AI language model called"), a maker
 # statement's 154 ("I am a large language model that was trained and fine-tuned by the team of
 # researchers at").
-_ATTRIBUTION_REACH = Reach(before=96, after=120)
-_CLAIM_REACH = Reach(before=160, after=120)
-_MAKER_REACH = Reach(before=200, after=160)
+_ATTRIBUTION_REACH = Reach(before=96, after=48)
+_CLAIM_REACH = Reach(before=160, after=48)
+# A maker statement may end in a second name: "trained by Meta (LLaMA)".
+_MAKER_REACH = Reach(before=200, after=112)
 
 
 def _compile_names(keep: str, patterns: Sequence[str], *, tail: bool) -> re.Pattern[str] | None:
@@ -158,7 +163,7 @@ class Scrubber:
         self._triggers = Triggers()
         for term in self._terms:
             self._triggers.add(term.triggers, term.pairs, term.needles)
-        self._triggers.add({"harmless"}, (), ())
+        self._triggers.add({_HHH}, (), ())
         systems = [self._user_name(s, version_prefix=True) for s in self.systems]
         markers = [self._user_name(m, version_prefix=False) for m in marker_names]
 
@@ -183,6 +188,7 @@ class Scrubber:
             f"(?={HERE_TRAIL})"
         )
         self._family = _compile_names(keep, [t.pattern for t in self._terms], tail=True)
+        self._name = re.compile(f"{NAME_START}(?:{all_names})(?:{TAIL}){NAME_END}")
 
         neighbour = f"(?:{keep_alt}|{NAME_START}(?:{all_names}){NAME_END})"
         sure = f"(?:{keep_alt}|{NAME_START}(?:{sure_names})(?:{TAIL}){NAME_END})"
@@ -225,8 +231,18 @@ class Scrubber:
 
     # --- passes ---------------------------------------------------------------------------------
 
-    def _anchors(self, text: str) -> list[int] | None:
-        return self._triggers.anchors(text, (self.placeholder,))
+    def _anchors(self, text: str) -> _Anchors | None:
+        starts = self._triggers.anchors(text, (self.placeholder,))
+        if starts is None:
+            return None
+        names = []
+        for start in starts:
+            m = self._name.match(text, start)
+            if m is not None:
+                names.append((start, m.end()))
+            elif text[start : start + len(_HHH)].lower() == _HHH:
+                names.append((start, start + len(_HHH)))  # "helpful, harmless, and honest"
+        return starts, names
 
     def _user_name(self, name: str, *, version_prefix: bool) -> str:
         pattern, parts = user_name_pattern(name, version_prefix=version_prefix)
@@ -365,7 +381,7 @@ class _Work:
         original: str,
         text: str,
         source: list[int],
-        find_anchors: Callable[[str], list[int] | None],
+        find_anchors: Callable[[str], _Anchors | None],
     ) -> None:
         self.original = original
         self.text = text
@@ -373,7 +389,7 @@ class _Work:
         self.marks: list[Mark] = []
         self._find_anchors = find_anchors
         self._anchored: str | None = None
-        self._anchors: list[int] | None = None
+        self._anchors: _Anchors | None = None
         self._windows: dict[Reach, list[tuple[int, int]]] = {}
 
     def apply(
@@ -387,12 +403,14 @@ class _Work:
         if self._anchored != self.text:
             self._anchors, self._anchored = self._find_anchors(self.text), self.text
             self._windows = {}
-        if reach is None or self._anchors is None:
-            matches = at(pattern, self.text, self._anchors)
+        if self._anchors is None:
+            matches = pattern.finditer(self.text)
+        elif reach is None:
+            matches = at(pattern, self.text, self._anchors[0])
         else:
             spans = self._windows.get(reach)
             if spans is None:
-                spans = self._windows[reach] = windows(self.text, self._anchors, reach)
+                spans = self._windows[reach] = windows(self.text, self._anchors[1], reach)
             matches = near(pattern, self.text, spans)
         edits = [e for e in map(decide, matches) if e is not None]
         if edits:

@@ -3,12 +3,12 @@
 Every name the scrubber matches starts with a *trigger* of its spelling, a whole token (see
 `judge.lexicon`): most responses hold none and are returned after one tokenisation. In one that
 does, a name rule's match starts at a trigger's occurrence or at a placeholder (an *anchor*),
-and every other rule's match contains an anchor (or "harmless") with bounded context around it:
-a self-introduction's lead ("I am a large language model trained by the team at") comes at
-most a few hundred characters before the name, a version suffix and a look-ahead a few dozen
-after it. So a name rule is tried only at the anchors and every other rule searched only within
-its `Reach` around them, not over the whole response: the scrubber's cost follows the number of
-names in a response, not its length.
+and every other rule's match contains a name with bounded context around it: a
+self-introduction's lead ("I am a large language model trained by the team at") comes at most
+a few hundred characters before the name, a look-ahead a few dozen after it. So a name rule is
+tried only at the anchors and every other rule searched only within its `Reach` around the
+names found there, not over the whole response: the scrubber's cost follows the number of names
+in a response, not its length.
 """
 
 from __future__ import annotations
@@ -30,14 +30,14 @@ _ASCII_TOKENS = bytes(c | 0x20 if chr(c).isalpha() and c < 128 else 0x20 for c i
 
 
 class Reach(NamedTuple):
-    """How far a rule's match extends around the anchor it contains."""
+    """How far a rule's match extends around the name it contains."""
 
     before: int
-    """Non-space characters from the start of a match to the start of its anchor (whitespace
+    """Non-space characters from the start of a match to the start of its name (whitespace
     runs do not count: "I am" and "Claude" may be any number of blank lines apart)."""
     after: int
-    """Non-space characters from the start of the anchor to the end of the match and of what
-    it looks ahead at."""
+    """Non-space characters from the end of the name, as found on its own, to the end of the
+    match and of what it looks ahead at."""
 
 
 class Triggers:
@@ -160,14 +160,9 @@ def _ascii_letter(c: str) -> bool:
     return c.isascii() and c.isalpha()
 
 
-def at(
-    pattern: re.Pattern[str], text: str, anchors: Sequence[int] | None
-) -> Iterator[re.Match[str]]:
+def at(pattern: re.Pattern[str], text: str, anchors: Sequence[int]) -> Iterator[re.Match[str]]:
     """`pattern.finditer(text)` for a pattern whose every match starts at one of the sorted
-    `anchors` (a name, the placeholder); None searches all of the text."""
-    if anchors is None:
-        yield from pattern.finditer(text)
-        return
+    `anchors` (a name, the placeholder)."""
     pos = 0
     for anchor in anchors:
         if anchor >= pos and (m := pattern.match(text, anchor)) is not None:
@@ -176,15 +171,12 @@ def at(
 
 
 def near(
-    pattern: re.Pattern[str], text: str, windows: Sequence[tuple[int, int]] | None
+    pattern: re.Pattern[str], text: str, windows: Sequence[tuple[int, int]]
 ) -> Iterator[re.Match[str]]:
     """`pattern.finditer(text)` for a pattern whose every match starts in one of `windows`
-    and ends, with what it looks ahead at, before that window's end; None searches all of it.
-    Each match is the whole text's (found again without the window's end), so its groups and
-    what follows it are as `finditer` gives them."""
-    if windows is None:
-        yield from pattern.finditer(text)
-        return
+    and ends, with what it looks ahead at, before that window's end. Each match is the whole
+    text's (found again without the window's end), so its groups and what follows it are as
+    `finditer` gives them."""
     pos = 0
     for start, end in windows:
         pos = max(pos, start)
@@ -200,17 +192,17 @@ def near(
             pos = max(m.end(), m.start() + 1)
 
 
-def windows(text: str, anchors: Sequence[int], reach: Reach) -> list[tuple[int, int]]:
-    """Where matches containing the sorted `anchors` start and end, as few spans as they
-    merge into."""
+def windows(text: str, names: Sequence[tuple[int, int]], reach: Reach) -> list[tuple[int, int]]:
+    """Where matches containing one of the sorted `names` spans start and end, as few spans
+    as they merge into."""
     out: list[tuple[int, int]] = []
-    for anchor in anchors:
+    for name_start, name_end in names:
         last_start, last_end = out[-1] if out else (0, -1)
-        # Going back from a later anchor never ends earlier, so the windows come sorted and an
-        # anchor within reach of the last window joins it without walking back.
-        joins = anchor - reach.before <= last_end
-        start = last_start if joins else _back(text, anchor, reach.before)
-        end = _forth(text, anchor, reach.after)
+        # Going back from a later name never ends earlier, so the windows come sorted and a
+        # name within reach of the last window joins it without walking back.
+        joins = name_start - reach.before <= last_end
+        start = last_start if joins else _back(text, name_start, reach.before)
+        end = _forth(text, name_end, reach.after)
         if out and start <= last_end:
             out[-1] = (last_start, max(end, last_end))
         else:

@@ -66,8 +66,8 @@ def test_windows_find_what_the_whole_text_search_finds(
 def test_near_is_finditer_for_anchored_matches() -> None:
     pattern = re.compile(r"\b(?:I am\s+)?Claude(?=\s*(?:\n|\Z))")
     text = "x " * 500 + "I am\n\n Claude\n" + "y " * 500 + "Claude"
-    anchors = [m.start() for m in re.finditer("Claude", text)]
-    spans = windows(text, anchors, Reach(before=8, after=16))
+    names = [m.span() for m in re.finditer("Claude", text)]
+    spans = windows(text, names, Reach(before=8, after=4))
     found = [m.span() for m in near(pattern, text, spans)]
     assert found == [m.span() for m in pattern.finditer(text)]
     assert len(found) == 2

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence, Set
 from typing import NamedTuple, TypeVar
 
 from judge.lexicon import LETTER_RUN
@@ -24,8 +24,7 @@ _T = TypeVar("_T", str, bytes)
 _ASCII_RUN = re.compile(r"[a-z]+")
 _NEXT_ASCII = re.compile(r"[^a-z]*([a-z]+)")
 _NEXT_LETTERS = re.compile(rf"(?s:.*?)({LETTER_RUN.pattern})")
-# ASCII letters lower-cased and everything else a space: `bytes.translate` then `split` gives
-# `_ASCII_RUN`'s tokens of an ASCII text in half the time.
+# ASCII letters lower-cased and everything else (other characters encode as "?") a space.
 _ASCII_TOKENS = bytes(c | 0x20 if chr(c).isalpha() and c < 128 else 0x20 for c in range(256))
 
 
@@ -88,8 +87,8 @@ class Triggers:
     def present(self, text: str) -> bool:
         if self._always:
             return True
-        if self._tokens is _ASCII_RUN and text.isascii():
-            if _has_tokens(text.encode().translate(_ASCII_TOKENS).split(), *self._ascii):
+        if self._tokens is _ASCII_RUN:
+            if _has_tokens(_ascii_tokens(text), *self._ascii):
                 return True
         elif _has_tokens(
             self._tokens.findall(text.lower()), self._singles, self._firsts, self._pairs
@@ -106,9 +105,8 @@ class Triggers:
         if self._always or len(low) != len(text):
             return None
         starts: list[int] = []
-        if self._tokens is _ASCII_RUN and text.isascii():
-            tokens = text.encode().translate(_ASCII_TOKENS).split()
-            words = [w.decode() for w in self._ascii_words.intersection(tokens)]
+        if self._tokens is _ASCII_RUN:
+            words = [w.decode() for w in self._ascii_words.intersection(_ascii_tokens(text))]
         else:
             words = list(self._words.intersection(self._tokens.findall(low)))
         for word in words:
@@ -130,11 +128,15 @@ class Triggers:
         return m is not None and m.group(1) in seconds
 
 
+def _ascii_tokens(text: str) -> list[bytes]:
+    """`_ASCII_RUN.findall(text.lower())`, encoded, in half the time."""
+    # Lower-casing first, as the regex sees it: "K" (Kelvin sign) lower-cases to ASCII "k".
+    low = text if text.isascii() else text.lower()
+    return low.encode("ascii", "replace").translate(_ASCII_TOKENS).split()
+
+
 def _has_tokens(
-    tokens: Sequence[_T],
-    singles: frozenset[_T] | set[_T],
-    firsts: frozenset[_T],
-    pairs: frozenset[tuple[_T, _T]] | set[tuple[_T, _T]],
+    tokens: Sequence[_T], singles: Set[_T], firsts: Set[_T], pairs: Set[tuple[_T, _T]]
 ) -> bool:
     if not singles.isdisjoint(tokens):
         return True

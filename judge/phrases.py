@@ -86,23 +86,30 @@ _BY = (
     r"|(?:desenvolvid[oa]|criad[oa]|treinad[oa]|feit[oa])\s+(?:por|pel[oa])"
     r"|(?:sviluppat[oa]|creat[oa]|addestrat[oa]|realizzat[oa])\s+da)"
 )
+_MADE_BY = rf"\b{_BY}\s+{_BY_WHOM}"
+_MY_MAKERS = (
+    r"\b(?i:my|our)\s+(?i:creators?|developers?|makers?|trainers?|programmers?"
+    rf"|parent\s+company)\s+(?:(?i:are|is|at|from)\s+)?{_BY_WHOM}"
+)
 MAKER = (
     rf"(?:\b{_FIRST_PERSON}\b[^.!?\n]{{0,100}}?"
     r"|\b(?i:as\s+an?)\s+(?:[\w-]+\s+){0,5}?"
     # "As X, an AI developed by Y": an AI described by its maker is the speaker in practice
     # (and if not, naming its maker is still a marker worth hiding).
     r"|\b(?i:an?|une?|ein|eine|una?|um|uma|uno)\s+(?i:AI|IA|KI|artificial\s+intelligence)"
-    r"\s+(?:[\w-]+\s+){0,3}?)"
-    rf"\b{_BY}\s+{_BY_WHOM}"
-    r"|\b(?i:my|our)\s+(?i:creators?|developers?|makers?|trainers?|programmers?"
-    rf"|parent\s+company)\s+(?:(?i:are|is|at|from)\s+)?{_BY_WHOM}"
+    rf"\s+(?:[\w-]+\s+){{0,3}}?){_MADE_BY}|{_MY_MAKERS}"
 )
+MAKER_ENDS = re.compile(f"(?:{_MADE_BY}|{_MY_MAKERS})\\Z")
+"""How every MAKER ends, right before the name ("developed by the team at "): looked for just
+before a name, it rules the long lead out in a few characters."""
 # Where the maker comes before the verb: "ich bin ein Modell, das von Google entwickelt wurde",
 # "我是由谷歌/Google开发的", "私はGoogleによって開発されました".
 MAKER_BEFORE_VERB = (
     r"(?:\b(?i:ich\s+bin|ich\s+wurde)\b[^.!?\n]{0,100}?\b(?i:von|vom)\s+"
     r"|我[^。.!?\n]{0,20}?(?:由|被)\s*|(?:私|わたし|僕)は[^。.!?\n]{0,20}?)"
 )
+MAKER_BEFORE_VERB_HINT = re.compile(r"ich\s+(?:bin|wurde)|我|私|わたし|僕")
+"""In lower-cased text, what every MAKER_BEFORE_VERB match contains."""
 MAKER_VERB = (
     r"(?=\s*(?:(?i:entwickelt|erstellt|trainiert|gebaut|entworfen)\b"
     r"|开发|開發|训练|訓練|研发|创建|打造|推出"

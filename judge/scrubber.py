@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from judge.errors import ConfigError
 from judge.lexicon import (
@@ -45,12 +46,14 @@ from judge.phrases import (
     LIST_JOIN,
     MAKER,
     MAKER_BEFORE_VERB,
+    MAKER_BEFORE_VERB_HINT,
+    MAKER_ENDS,
     MAKER_VERB,
     RUN_JOIN,
     SIGN_LEAD,
     SIGN_TRAIL,
 )
-from judge.triggers import Reach, Triggers, at, near, windows
+from judge.triggers import Reach, Triggers, at, ends_at, near, windows
 
 DEFAULT_PLACEHOLDER = "[redacted]"
 
@@ -82,9 +85,18 @@ class Mark:
     kind: str
 
 
-_Anchors = tuple[list[int], list[tuple[int, int]]]
-"""Where names and placeholders may start, and the spans of the lexicon names among them."""
 _HHH = "harmless"
+
+
+class _Anchors(NamedTuple):
+    starts: list[int]
+    """Where names and placeholders may start: the name rules are tried there."""
+    names: list[tuple[int, int]]
+    """The lexicon names (and "harmless") found there: the other rules are searched around
+    them."""
+    makers: list[tuple[int, int]]
+    """Those a maker statement can end at ("... developed by Google"), and "harmless"."""
+
 
 _Edit = tuple[int, int, str]
 """A replacement in the working text: start, end, rule."""
@@ -104,6 +116,8 @@ _ATTRIBUTION_REACH = Reach(before=96, after=48)
 _CLAIM_REACH = Reach(before=160, after=48)
 # A maker statement may end in a second name: "trained by Meta (LLaMA)".
 _MAKER_REACH = Reach(before=200, after=112)
+# Its end: "our parent company is the researchers at the" is under 40.
+_MAKER_ENDS_REACH = 64
 
 
 def _compile_names(keep: str, patterns: Sequence[str], *, tail: bool) -> re.Pattern[str] | None:
@@ -235,14 +249,18 @@ class Scrubber:
         starts = self._triggers.anchors(text, (self.placeholder,))
         if starts is None:
             return None
-        names = []
+        names, makers = [], []
         for start in starts:
             m = self._name.match(text, start)
             if m is not None:
                 names.append((start, m.end()))
+                if ends_at(MAKER_ENDS, text, start, _MAKER_ENDS_REACH):
+                    makers.append((start, m.end()))
             elif text[start : start + len(_HHH)].lower() == _HHH:
-                names.append((start, start + len(_HHH)))  # "helpful, harmless, and honest"
-        return starts, names
+                # "helpful, harmless, and honest"
+                names.append((start, start + len(_HHH)))
+                makers.append((start, start + len(_HHH)))
+        return _Anchors(starts, names, makers)
 
     def _user_name(self, name: str, *, version_prefix: bool) -> str:
         pattern, parts = user_name_pattern(name, version_prefix=version_prefix)
@@ -260,8 +278,9 @@ class Scrubber:
         if self._system is not None:
             work.apply(self._system, None, _whole("system_name"), p)
         work.apply(self._claim, _CLAIM_REACH, self._on_claim, p)
-        work.apply(self._maker, _MAKER_REACH, _on_maker, p)
-        work.apply(self._maker_before_verb, _MAKER_REACH, self._on_maker_before_verb, p)
+        work.apply(self._maker, _MAKER_REACH, _on_maker, p, makers=True)
+        if MAKER_BEFORE_VERB_HINT.search(work.text.lower()) is not None:
+            work.apply(self._maker_before_verb, _MAKER_REACH, self._on_maker_before_verb, p)
         self._sign(work)
         work.apply(self._attribution, _ATTRIBUTION_REACH, self._on_attribution, p)
         work.apply(self._family, None, lambda m: self._on_family(m, work), p)
@@ -390,7 +409,7 @@ class _Work:
         self._find_anchors = find_anchors
         self._anchored: str | None = None
         self._anchors: _Anchors | None = None
-        self._windows: dict[Reach, list[tuple[int, int]]] = {}
+        self._windows: dict[tuple[Reach, bool], list[tuple[int, int]]] = {}
 
     def apply(
         self,
@@ -398,19 +417,24 @@ class _Work:
         reach: Reach | None,
         decide: Callable[[re.Match[str]], _Edit | None],
         placeholder: str,
+        *,
+        makers: bool = False,
     ) -> None:
         # Anchors move only when a replacement changes the text, which is rare.
         if self._anchored != self.text:
             self._anchors, self._anchored = self._find_anchors(self.text), self.text
             self._windows = {}
-        if self._anchors is None:
+        anchors = self._anchors
+        if anchors is None:
             matches = pattern.finditer(self.text)
         elif reach is None:
-            matches = at(pattern, self.text, self._anchors[0])
+            matches = at(pattern, self.text, anchors.starts)
         else:
-            spans = self._windows.get(reach)
+            key = (reach, makers)
+            spans = self._windows.get(key)
             if spans is None:
-                spans = self._windows[reach] = windows(self.text, self._anchors[1], reach)
+                names = anchors.makers if makers else anchors.names
+                spans = self._windows[key] = windows(self.text, names, reach)
             matches = near(pattern, self.text, spans)
         edits = [e for e in map(decide, matches) if e is not None]
         if edits:

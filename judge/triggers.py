@@ -212,6 +212,12 @@ def windows(text: str, names: Sequence[tuple[int, int]], reach: Reach) -> list[t
     return out
 
 
+def ends_at(pattern: re.Pattern[str], text: str, position: int, letters: int) -> bool:
+    """Whether `pattern` (ending in `\\Z`) matches text that ends at `position` and starts at
+    most `letters` non-space characters before it."""
+    return pattern.search(text, _back(text, position, letters), position) is not None
+
+
 def _forth(text: str, position: int, letters: int) -> int:
     """The position `letters` non-space characters after `position`."""
     while letters > 0 and position < len(text):

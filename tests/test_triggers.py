@@ -36,6 +36,10 @@ EDGES = [
     "ich bin ein Modell, das von Google entwickelt wurde. " + FILLER,
     "As an AI language model developed by OpenAI, I can't." + FILLER * 3,
     "I'm helpful, harmless, and honest." + FILLER,
+    # A maker statement's end far from the name, and its other forms.
+    FILLER + "I am a model trained by" + " " * 200 + "the team at\n\n\n   OpenAI.",
+    FILLER + "Our parent company is Google. My creators at Meta (LLaMA) say hi.",
+    FILLER + "Je suis un modèle entraîné par Mistral AI. Ich bin von Google entwickelt.",
 ]
 
 

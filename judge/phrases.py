@@ -64,6 +64,10 @@ CLAIM = (
     rf"\s+(?:(?P<art>{_ARTICLE})\s+)?(?P<called>(?:[\w-]+\s+){{0,4}}?{_CALLED}\s+)?"
     rf"|(?P<cjk>{_CJK_I_AM})\s*)"
 )
+CLAIM_ENDS = re.compile(
+    rf"(?:\b(?:{_AS}|{_I_AM})\s+(?:{_ARTICLE}\s+)?|\b{_CALLED}\s+|(?:{_CJK_I_AM})\s*)\Z"
+)
+"""How every CLAIM ends, right before the name ("I am ", "I'm an ", "called ")."""
 CJK_NOT_A_CLAIM = frozenset("的のがをに")
 """After "我是X" / "私はX": "我是Claude的粉丝" (a fan of Claude) and "私はClaudeが好き" (I like
 Claude) say something about X, not that the writer is X."""
@@ -99,9 +103,11 @@ MAKER = (
     r"|\b(?i:an?|une?|ein|eine|una?|um|uma|uno)\s+(?i:AI|IA|KI|artificial\s+intelligence)"
     rf"\s+(?:[\w-]+\s+){{0,3}}?){_MADE_BY}|{_MY_MAKERS}"
 )
-MAKER_ENDS = re.compile(f"(?:{_MADE_BY}|{_MY_MAKERS})\\Z")
-"""How every MAKER ends, right before the name ("developed by the team at "): looked for just
-before a name, it rules the long lead out in a few characters."""
+_HHH_LEAD = r"\b(?i:to\s+be|i\s+am|i['’]m)\s+(?i:helpful,?\s+)"
+MAKER_ENDS = re.compile(f"(?:{_MADE_BY}|{_MY_MAKERS}|{_HHH_LEAD})\\Z")
+"""How every MAKER (or HHH) match ends, right before the name (or "harmless"): "developed by
+the team at ", "I am helpful, ". Looked for just before a name, it rules a long lead out in a
+few characters."""
 # Where the maker comes before the verb: "ich bin ein Modell, das von Google entwickelt wurde",
 # "我是由谷歌/Google开发的", "私はGoogleによって開発されました".
 MAKER_BEFORE_VERB = (
@@ -150,4 +156,6 @@ ENDS_TEXT = re.compile(r"\s*\Z")
 HERE_LEAD = (
     rf"(?m:^){_H}*(?:(?i:hi|hello|hey|bonjour|salut|hallo|hola|ola|oi|ciao){_H}*[,!]?{_H}+)?"
 )
+ATTRIBUTION_ENDS = re.compile(f"(?:{ATTRIBUTION_LEAD}|{HERE_LEAD})\\Z")
+"""How every attribution ends, right before the name ("Sent from ", "Model: ", "Hi, ")."""
 HERE_TRAIL = rf"{_H}+(?i:here|ici|hier|aqui|qui)\b(?={_H}*(?:[:,.!-]|\n|\Z))"

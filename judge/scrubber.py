@@ -18,7 +18,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from judge.errors import ConfigError
 from judge.lexicon import (
@@ -34,11 +33,13 @@ from judge.lexicon import (
 from judge.normalise import disguised, normalise
 from judge.phrases import (
     AFTER_AI_NOUN,
+    ATTRIBUTION_ENDS,
     ATTRIBUTION_LEAD,
     ATTRIBUTION_TRAIL,
     BEFORE_AI_NOUN,
     CJK_NOT_A_CLAIM,
     CLAIM,
+    CLAIM_ENDS,
     ENDS_TEXT,
     HERE_LEAD,
     HERE_TRAIL,
@@ -53,7 +54,7 @@ from judge.phrases import (
     SIGN_LEAD,
     SIGN_TRAIL,
 )
-from judge.triggers import Reach, Triggers, at, ends_at, near, windows
+from judge.triggers import Reach, Triggers, at, near, windows
 
 DEFAULT_PLACEHOLDER = "[redacted]"
 
@@ -88,15 +89,9 @@ class Mark:
 _HHH = "harmless"
 
 
-class _Anchors(NamedTuple):
-    starts: list[int]
-    """Where names and placeholders may start: the name rules are tried there."""
-    names: list[tuple[int, int]]
-    """The lexicon names (and "harmless") found there: the other rules are searched around
-    them."""
-    makers: list[tuple[int, int]]
-    """Those a maker statement can end at ("... developed by Google"), and "harmless"."""
-
+_Anchors = tuple[list[int], list[tuple[int, int]]]
+"""Where names and placeholders may start (the name rules are tried there), and the spans of
+the lexicon names (and "harmless") found there (the other rules are searched around them)."""
 
 _Edit = tuple[int, int, str]
 """A replacement in the working text: start, end, rule."""
@@ -112,12 +107,13 @@ _CAPITALISED_WORD = re.compile(r"\s+[A-Z][a-z]")
 # self-introduction's 122 ("you're talking with an AI language model called"), a maker
 # statement's 154 ("I am a large language model that was trained and fine-tuned by the team of
 # researchers at").
-_ATTRIBUTION_REACH = Reach(before=96, after=48)
-_CLAIM_REACH = Reach(before=160, after=48)
+# What comes right before the name ("our parent company is the researchers at the") is under
+# 40, but an attribution's dashes ("---- Sent from") may be as many as its lead allows.
+_ATTRIBUTION_REACH = Reach(96, 48, ATTRIBUTION_ENDS, ends_before=96)
+_CLAIM_REACH = Reach(160, 48, CLAIM_ENDS)
 # A maker statement may end in a second name: "trained by Meta (LLaMA)".
-_MAKER_REACH = Reach(before=200, after=112)
-# Its end: "our parent company is the researchers at the" is under 40.
-_MAKER_ENDS_REACH = 64
+_MAKER_REACH = Reach(200, 112, MAKER_ENDS)
+_MAKER_BEFORE_VERB_REACH = Reach(200, 112)
 
 
 def _compile_names(keep: str, patterns: Sequence[str], *, tail: bool) -> re.Pattern[str] | None:
@@ -249,18 +245,14 @@ class Scrubber:
         starts = self._triggers.anchors(text, (self.placeholder,))
         if starts is None:
             return None
-        names, makers = [], []
+        names = []
         for start in starts:
             m = self._name.match(text, start)
             if m is not None:
                 names.append((start, m.end()))
-                if ends_at(MAKER_ENDS, text, start, _MAKER_ENDS_REACH):
-                    makers.append((start, m.end()))
             elif text[start : start + len(_HHH)].lower() == _HHH:
-                # "helpful, harmless, and honest"
-                names.append((start, start + len(_HHH)))
-                makers.append((start, start + len(_HHH)))
-        return _Anchors(starts, names, makers)
+                names.append((start, start + len(_HHH)))  # "helpful, harmless, and honest"
+        return starts, names
 
     def _user_name(self, name: str, *, version_prefix: bool) -> str:
         pattern, parts = user_name_pattern(name, version_prefix=version_prefix)
@@ -278,9 +270,10 @@ class Scrubber:
         if self._system is not None:
             work.apply(self._system, None, _whole("system_name"), p)
         work.apply(self._claim, _CLAIM_REACH, self._on_claim, p)
-        work.apply(self._maker, _MAKER_REACH, _on_maker, p, makers=True)
+        work.apply(self._maker, _MAKER_REACH, _on_maker, p)
         if MAKER_BEFORE_VERB_HINT.search(work.text.lower()) is not None:
-            work.apply(self._maker_before_verb, _MAKER_REACH, self._on_maker_before_verb, p)
+            rule = self._maker_before_verb
+            work.apply(rule, _MAKER_BEFORE_VERB_REACH, self._on_maker_before_verb, p)
         self._sign(work)
         work.apply(self._attribution, _ATTRIBUTION_REACH, self._on_attribution, p)
         work.apply(self._family, None, lambda m: self._on_family(m, work), p)
@@ -409,7 +402,7 @@ class _Work:
         self._find_anchors = find_anchors
         self._anchored: str | None = None
         self._anchors: _Anchors | None = None
-        self._windows: dict[tuple[Reach, bool], list[tuple[int, int]]] = {}
+        self._windows: dict[Reach, list[tuple[int, int]]] = {}
 
     def apply(
         self,
@@ -417,24 +410,19 @@ class _Work:
         reach: Reach | None,
         decide: Callable[[re.Match[str]], _Edit | None],
         placeholder: str,
-        *,
-        makers: bool = False,
     ) -> None:
         # Anchors move only when a replacement changes the text, which is rare.
         if self._anchored != self.text:
             self._anchors, self._anchored = self._find_anchors(self.text), self.text
             self._windows = {}
-        anchors = self._anchors
-        if anchors is None:
+        if self._anchors is None:
             matches = pattern.finditer(self.text)
         elif reach is None:
-            matches = at(pattern, self.text, anchors.starts)
+            matches = at(pattern, self.text, self._anchors[0])
         else:
-            key = (reach, makers)
-            spans = self._windows.get(key)
+            spans = self._windows.get(reach)
             if spans is None:
-                names = anchors.makers if makers else anchors.names
-                spans = self._windows[key] = windows(self.text, names, reach)
+                spans = self._windows[reach] = windows(self.text, self._anchors[1], reach)
             matches = near(pattern, self.text, spans)
         edits = [e for e in map(decide, matches) if e is not None]
         if edits:

@@ -37,6 +37,11 @@ class Reach(NamedTuple):
     after: int
     """Non-space characters from the end of the name, as found on its own, to the end of the
     match and of what it looks ahead at."""
+    ends: re.Pattern[str] | None = None
+    """What every match has right before its name (ending in `\\Z`); a name without it is
+    passed over."""
+    ends_before: int = 64
+    """Non-space characters from the start of `ends` to the name."""
 
 
 class Triggers:
@@ -199,6 +204,8 @@ def windows(text: str, names: Sequence[tuple[int, int]], reach: Reach) -> list[t
     as they merge into."""
     out: list[tuple[int, int]] = []
     for name_start, name_end in names:
+        if reach.ends is not None and not ends_at(reach.ends, text, name_start, reach.ends_before):
+            continue
         last_start, last_end = out[-1] if out else (0, -1)
         # Going back from a later name never ends earlier, so the windows come sorted and a
         # name within reach of the last window joins it without walking back.

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from judge.errors import ConfigError, DataError
-from judge.scrubber import RULES, Scrubber
+from judge.scrubber import KINDS, RULES, Mark, Scrubber
 from judge.types import (
     BlindedPair,
     BlindedResponse,
@@ -100,6 +100,7 @@ def blind_responses(
     rows = sorted(responses, key=lambda r: (r.item_id, r.system))
     systems = sorted({r.system for r in rows})
     by_system_rule: dict[str, Counter[str]] = {s: Counter() for s in systems}
+    by_kind: Counter[str] = Counter()
     changed = 0
     key_systems: dict[str, str] = {}
     blinded: list[BlindedResponse] = []
@@ -118,39 +119,42 @@ def blind_responses(
                 f"opaque id collision for item '{r.item_id}'; rerun with a new blinding secret"
             )
         key_systems[blind_id] = r.system
-        output, context, counts = _scrub_response(r, scrubber)
-        if counts:
+        output, context, marks = _scrub_response(r, scrubber)
+        if marks:
             changed += 1
-            by_system_rule[r.system].update(counts)
+            by_system_rule[r.system].update(m.rule for m in marks)
+            by_kind.update(m.kind for m in marks)
         blinded.append(
             BlindedResponse(blind_id=blind_id, item_id=r.item_id, output=output, context=context)
         )
     random.Random(seed).shuffle(blinded)
     key = BlindingKey(blinding_secret=secret, systems=key_systems)
-    return blinded, key, _report(by_system_rule, changed, len(rows))
+    return blinded, key, _report(by_system_rule, by_kind, changed, len(rows))
 
 
 def _scrub_response(
     r: Response, scrubber: Scrubber | None
-) -> tuple[str, tuple[ChatMessage, ...], Counter[str]]:
+) -> tuple[str, tuple[ChatMessage, ...], list[Mark]]:
     if scrubber is None:
-        return r.output, r.context, Counter()
-    output, counts = scrubber.scrub(r.output)
+        return r.output, r.context, []
+    output, marks = scrubber.scrub_marks(r.output)
     context = []
     for message in r.context:
         if message.role == "user":
             context.append(message)
             continue
         # System turns are scrubbed too: a per-system prompt ("You are Claude") is a marker.
-        content, turn_counts = scrubber.scrub(message.content)
-        counts.update(turn_counts)
-        if turn_counts:
+        content, turn_marks = scrubber.scrub_marks(message.content)
+        marks += turn_marks
+        if turn_marks:
             message = ChatMessage(role=message.role, content=content)
         context.append(message)
-    return output, tuple(context), counts
+    return output, tuple(context), marks
 
 
-def _report(by_system_rule: Mapping[str, Counter[str]], changed: int, n: int) -> ScrubReport:
+def _report(
+    by_system_rule: Mapping[str, Counter[str]], by_kind: Counter[str], changed: int, n: int
+) -> ScrubReport:
     by_rule = Counter({rule: 0 for rule in RULES})
     for counts in by_system_rule.values():
         by_rule.update(counts)
@@ -161,6 +165,7 @@ def _report(by_system_rule: Mapping[str, Counter[str]], changed: int, n: int) ->
         by_system={s: sum(c.values()) for s, c in by_system_rule.items()},
         by_rule=dict(by_rule),
         by_system_rule={s: {rule: c[rule] for rule in RULES} for s, c in by_system_rule.items()},
+        by_kind={kind: by_kind[kind] for kind in KINDS},
     )
 
 

@@ -45,13 +45,16 @@ class BlindingConfig(_Strict):
     seed: int = 0
     """Seeds presentation order and A/B slot assignment."""
     scrub: bool = True
-    """Remove identity markers: system, vendor and family names, self-identification,
-    signatures."""
+    """Remove identity markers: system names, every known vendor and model name, self-
+    identification (eight languages), signatures; matched on normalised text, so look-alike
+    letters, invisible characters and spaced-out letters do not hide them."""
     extra_markers: list[str] = Field(default_factory=list)
-    """More names to scrub (product names, internal code names)."""
+    """More names to scrub everywhere (product names, internal code names), case-, separator-
+    and disguise-robust; the built-in lexicon's vendor and model names need not be listed."""
     scrub_ambiguous: list[str] = Field(default_factory=list)
-    """Lexicon words that are also ordinary words (e.g. "llama", "alpaca", "claude") and are
-    therefore scrubbed only in unambiguous contexts unless listed here."""
+    """Lexicon words that are also ordinary words (e.g. "llama", "claude", "gemini",
+    "mistral") and are therefore scrubbed only in model contexts unless listed here; listed,
+    they are scrubbed everywhere."""
     secret: str | None = None
     """Hex HMAC secret for opaque ids; random per run when absent (recorded in the blinding key)."""
 

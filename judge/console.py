@@ -38,8 +38,15 @@ def print_scrub_report(report: ScrubReport) -> None:
     _console.print(table)
     _console.print(
         f"{report.total} markers scrubbed; {report.responses_changed} of {report.responses} "
-        "responses changed"
+        "responses changed" + _kinds(report.by_kind)
     )
+
+
+def _kinds(by_kind: dict[str, int]) -> str:
+    """ "; by kind: plain 3, disguised 1, ..." (nothing for reports without kinds)."""
+    if not by_kind:
+        return ""
+    return "; by kind: " + ", ".join(f"{kind} {n}" for kind, n in by_kind.items())
 
 
 def print_prepare_summary(summary: PrepareSummary) -> None:
@@ -176,7 +183,7 @@ def print_findings(summary: RunSummary) -> None:
     if scrub is not None:
         _console.print(
             f"blinding: {scrub.total} identity markers scrubbed in "
-            f"{scrub.responses_changed} of {scrub.responses} responses"
+            f"{scrub.responses_changed} of {scrub.responses} responses{_kinds(scrub.by_kind)}"
         )
     analysis = summary.analysis
     if analysis is None:

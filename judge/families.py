@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from judge.errors import ConfigError
+from judge.normalise import fold
 
 if TYPE_CHECKING:
     from judge.config import JudgeSpec
@@ -52,7 +53,8 @@ def family_of(model: str, overrides: Mapping[str, str] | None = None) -> str:
     """Family of a model or system name: config override, else pattern, else the name itself.
 
     `model` may carry a provider prefix (`openai/gpt-4o`, `litellm/bedrock/...`); overrides are
-    looked up with and without it.
+    looked up with and without it. The name is matched as the scrubber matches text
+    (`judge.normalise`), so "Сlaude" with a Cyrillic С is anthropic.
     """
     overrides = overrides or {}
     if model in overrides:
@@ -60,7 +62,7 @@ def family_of(model: str, overrides: Mapping[str, str] | None = None) -> str:
     bare = model.split("/")[-1]
     if bare in overrides:
         return overrides[bare]
-    name = bare.lower()
+    name = fold(bare).lower()
     ordered = sorted(_PATTERNS, key=lambda p: p[0] not in _BEFORE_OPENAI)
     for family, pattern in ordered:
         if re.search(pattern, name):

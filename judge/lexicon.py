@@ -11,7 +11,7 @@ an adjacent lexicon name ("Microsoft Phi") makes it a model name.
 
 The phrases that make a name a self-identification or a signature ("I am ...", "developed by
 ...", "Best regards,") and the nouns that make an ambiguous word a model name ("... model",
-"the chatbot ...") live here too, as regex fragments the scrubber composes.
+"the chatbot ...") are in `judge.phrases`.
 
 Each term also lists its *triggers*: lower-case letter runs, one of which every match must
 contain as a whole token. The scrubber tokenises a text once and skips all regex work when no
@@ -28,8 +28,10 @@ from typing import Literal
 
 Kind = Literal["vendor", "alias"]
 
+# Scripts written without spaces between words (CJK ideographs, kana, hangul).
+_UNSPACED = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 # Letter runs of lower-cased text: the tokens that triggers are compared with.
-LETTER_RUN = re.compile(r"[^\W\d_]+")
+LETTER_RUN = re.compile(f"[^\\W\\d_{_UNSPACED}]+")
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,14 @@ class Term:
     weak: bool = False
     """Ambiguous, and a model name only with a version suffix or next to another name."""
     triggers: frozenset[str] = frozenset()
-    """Lower-case tokens, one of which every match contains."""
+    """Lower-case tokens, one of which every match starts with (the scrubber looks for names
+    only where one occurs, `judge.triggers`)."""
     pairs: frozenset[tuple[str, str]] = frozenset()
-    """Or two consecutive tokens (for "Open AI", where "open" alone is too common a trigger)."""
+    """Or two consecutive tokens it starts with (for "Open AI", where "open" alone is too common
+    a trigger)."""
     needles: frozenset[str] = frozenset()
-    """Or a lower-case substring, for names without a letter run of their own ("01.AI")."""
+    """Or a lower-case substring it starts with, for names without a letter run of their own
+    ("01.AI")."""
 
 
 # --- version / size / tier suffixes ------------------------------------------------------------
@@ -71,8 +76,11 @@ _VERSION = r"(?i:[a-z]?\d+(?:[.x]\d+)*[a-z]{0,2})"
 _GLUED = r"(?i:\d+(?:[.x]\d+)*[a-z]{0,2})"
 _SIZE = r"(?i:\d+(?:\.\d+)?(?:x\d+)?[bmk])"
 _V_TOKEN = r"(?i:v\d+(?:\.\d+)*)"
-_END = r"(?![^\W_])"
-NAME_START = r"(?<![^\W_])"
+# Letters and digits, less the scripts written without spaces (CJK ideographs, kana, hangul):
+# "我是Claude" and "Claudeです" hold a name between two boundaries.
+_WORDISH = f"[^\\W_{_UNSPACED}]"
+_END = f"(?!{_WORDISH})"
+NAME_START = f"(?<!{_WORDISH})"
 NAME_END = _END
 """A name starts and ends at a boundary between a letter or digit and anything else. Underscore
 counts as a boundary, so "openai_api" is caught; "metadata", "gptq", "palmtree" are not."""
@@ -90,9 +98,16 @@ _FIRST_UNIT = "|".join(
     ]
 )
 # Later units: separated versions and tiers, spaced sizes, v-numbers and capitalised tiers
-# ("Llama 2 70B Chat", "gpt-3.5-turbo-16k", "Claude 3.5 Sonnet").
+# ("Llama 2 70B Chat", "gpt-3.5-turbo-16k", "Claude 3.5 Sonnet"); after a version, product
+# tiers in lower case too ("GPT-4o mini").
+_PRODUCT_TIER = "(?:mini|nano|turbo|pro|max|flash|lite|opus|sonnet|haiku|ultra|plus)"
 _LATER_UNIT = "|".join(
-    [f"[-_.:]{_VERSION}", f"[-_.]{_TIER_ANY}", rf"\s+(?:{_SIZE}|{_V_TOKEN}|{_TIER_CAP})"]
+    [
+        f"[-_.:]{_VERSION}",
+        f"[-_.]{_TIER_ANY}",
+        rf"\s+(?:{_SIZE}|{_V_TOKEN}|{_TIER_CAP})",
+        rf"(?:(?<=\d)|(?<=\d[a-z]))\s+{_PRODUCT_TIER}",
+    ]
 )
 TAIL = f"(?:(?:{_FIRST_UNIT}){_END})?(?:(?:{_LATER_UNIT}){_END})*"
 """Version, size and tier suffix of a model name; part of the match, so "[redacted]" replaces
@@ -269,64 +284,6 @@ def user_name_pattern(name: str, *, version_prefix: bool) -> tuple[str, list[str
     return f"(?i:{pattern}{optional})", parts
 
 
-# --- contexts: AI nouns, lists, self-identification, signatures ---------------------------------
-
-_AI_NOUN = (
-    r"(?:AI|A\.I\.|(?i:LLMs?|GPTs?|(?:large\s+)?language\s+models?|(?:foundation\s+)?models?"
-    r"|chat\s?bots?|bots?|assistants?|APIs?|weights|checkpoints?))"
-)
-AFTER_AI_NOUN = re.compile(r"(?:['’]s)?(?:[^\S\n]|-)+" + _AI_NOUN + NAME_END)
-BEFORE_AI_NOUN = re.compile(
-    r"\b(?:AI|(?i:LLMs?|(?:language\s+)?models?|chat\s?bots?|assistants?))"
-    r"(?:\s+(?i:called|named|like|such\s+as|including|from|by))?\s+\Z"
-)
-LIST_JOIN = r"(?:\s*,\s*(?:(?i:and|or)\s+)?|\s+(?i:and|or|&|vs\.?|versus)\s+|\s*/\s*)"
-# Names glued into one: "Stanford Alpaca", "Meta's Llama", "meta-llama" (not across lines).
-RUN_JOIN = r"(?P<j>(?:['’]s)?(?:[^\S\n]|[-_])+)"
-_SIGNOFF = (
-    r"(?i:best\s+regards|kind\s+regards|warm(?:est)?\s+regards|regards|best\s+wishes"
-    r"|all\s+the\s+best|best|(?:yours\s+)?sincerely|sincerely\s+yours|yours\s+truly|yours"
-    r"|cheers|thanks|thank\s+you|many\s+thanks|warmly|respectfully|cordially|take\s+care"
-    r"|love|with\s+gratitude)"
-)
-_TEAM = r"(?i:teams?|researchers|engineers|scientists|folks|people|developers|experts)"
-_BY_WHOM = rf"(?:(?i:the)\s+)?(?:{_TEAM}\s+(?i:at|from|of)\s+(?:(?i:the)\s+)?)?"
-# "I am Claude", "my name is Vicuna", "I'm an AI model called Gemini", "As Bard, ...".
-CLAIM = (
-    r"\b(?:(?P<as>As)|(?i:i\s+am|i['’]m|my\s+name\s+is|my\s+name['’]s|call\s+me"
-    r"|i\s+go\s+by|you(?:['’]re|\s+are)\s+(?:talking|chatting|speaking)\s+(?:to|with)))"
-    r"\s+(?:(?P<art>(?i:an?|the))\s+)?(?P<called>(?:[\w-]+\s+){0,4}?(?i:called|named)\s+)?"
-)
-# "I am a large language model trained by OpenAI", "As an AI language model developed by X",
-# "my creators at DeepMind". The subject must be first person: "BERT is a model developed by
-# Google" is a fact, not a self-identification. "As an" takes a few plain words only, so "As an
-# example, Android was developed by Google" does not count. "an AI (assistant) developed by X"
-# counts whoever the subject is.
-MAKER = (
-    r"(?:\b(?i:i\s+am|i['’]m|i\s+was|i['’]ve\s+been|i\s+have\s+been)\b[^.!?\n]{0,100}?"
-    r"|\b(?i:as\s+an?)\s+(?:[\w-]+\s+){0,5}?"
-    # "As X, an AI developed by Y": an AI described by its maker is the speaker in practice
-    # (and if not, naming its maker is still a marker worth hiding).
-    r"|\b(?i:an?)\s+(?i:AI|artificial\s+intelligence)\s+(?:[\w-]+\s+){0,3}?)"
-    r"\b(?i:developed|created|trained|built|made|designed|programmed|produced|engineered"
-    rf"|fine-?tuned|released|owned|maintained|powered)\s+(?i:by)\s+{_BY_WHOM}"
-    r"|\b(?i:my|our)\s+(?i:creators?|developers?|makers?|trainers?|programmers?"
-    rf"|parent\s+company)\s+(?:(?i:are|is|at|from)\s+)?{_BY_WHOM}"
-)
-# Anthropic's "helpful, harmless, and honest" names its maker as surely as the name does.
-HHH = (
-    r"(?P<hpre>\b(?i:to\s+be|i\s+am|i['’]m)\s+)"
-    r"(?P<hhh>(?i:helpful,?\s+harmless,?\s+and\s+honest))\b"
-)
-# The last line: "Best regards, ChatGPT", "— Claude", "Your AI assistant, Gemini", "The OpenAI
-# Team" (the preceding "Best regards," line is checked separately).
-SIGN_LEAD = (
-    rf"\s*(?P<dash>[-–—~]+\s*)?(?:(?P<signoff>{_SIGNOFF})\s*[,!.]?\s+)?"
-    r"(?:(?i:your|the)\s+[^,\n]{0,40},\s*)?(?:(?i:the)\s+)?"
-)
-SIGN_TRAIL = r"(?:\s+(?i:team|AI))?\s*[.!]?\s*"
-
-
 # --- the lexicon ---------------------------------------------------------------------------------
 
 _V, _A = "vendor", "alias"
@@ -344,12 +301,13 @@ LEXICON: tuple[Term, ...] = (
     _word("openai", _A, "davinci", ambiguous=True),
     _word("openai", _A, "Codex", ambiguous=True),
     _raw("openai", _A, "DALL-E", r"(?i:dall[-·‧.\s]?e)", triggers=["dall", "dalle"]),
-    # anthropic: "the anthropic principle" is cosmology, so only the capitalised name is sure.
+    # anthropic: "the anthropic principle" is cosmology, so only the capitalised name is sure,
+    # and not before the cosmologists' nouns ("Anthropic reasoning is ...").
     _raw(
         "anthropic",
         _V,
         "Anthropic",
-        r"(?:Anthropic|ANTHROPIC)(?!\s+(?i:principle))",
+        r"(?:Anthropic|ANTHROPIC)(?!\s+(?i:principle|reasoning|bias|arguments?|selection))",
         triggers=["anthropic"],
     ),
     _word("anthropic", _V, "anthropic", ambiguous=True),

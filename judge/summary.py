@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
 from judge.summary_gate import Agreement, Estimate, TrustGate
@@ -68,6 +68,8 @@ class ScrubCounts(_Model):
     by_rule: dict[str, int]
     by_system: dict[str, int]
     by_system_rule: dict[str, dict[str, int]]
+    by_kind: dict[str, int] = Field(default_factory=dict)
+    """plain / disguised / self_introduction / signature (`judge.scrubber.KINDS`)."""
     responses: int
     responses_changed: int
     total: int

@@ -91,6 +91,9 @@ class ScrubReport(_Record):
     by_system: dict[str, int]
     by_rule: dict[str, int]
     by_system_rule: dict[str, dict[str, int]]
+    by_kind: dict[str, int] = Field(default_factory=dict)
+    """Markers per kind (`judge.scrubber.KINDS`: plain, disguised, self_introduction,
+    signature); empty in reports written before kinds were counted."""
 
 
 class Verdict(_Record):

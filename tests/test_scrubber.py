@@ -125,14 +125,15 @@ def test_ordinary_words_are_left_alone(mt: Scrubber, text: str) -> None:
     assert scrubbed(mt, text) == (text, {})
 
 
-def test_only_families_under_test_are_scrubbed_by_the_family_rule(mt: Scrubber) -> None:
+def test_every_family_is_scrubbed_whatever_the_systems_are_called() -> None:
+    # In-house names: a fine-tune says what its base model said.
+    acme = Scrubber(["acme-small", "acme-large"])
     text = "Google Bard, Gemini Pro, Mixtral-8x7B and Qwen2.5 are other families."
-    assert scrubbed(mt, text) == (text, {})
-    google = Scrubber(["gemini-pro"])
-    assert scrubbed(google, "Google Bard, Gemini Pro, PaLM 2 and the Google Pixel.") == (
-        f"{R} {R}, {R}, {R} and the Google Pixel.",
-        {"vendor": 1, "family_alias": 2, "system_name": 1},
+    assert scrubbed(acme, text) == (
+        f"{R} {R}, {R}, {R} and {R} are other families.",
+        {"vendor": 1, "family_alias": 4},
     )
+    assert scrubbed(acme, "the Google Pixel")[0] == "the Google Pixel"
 
 
 def test_rockets_and_letters_are_not_models() -> None:
@@ -209,7 +210,6 @@ def test_helpful_harmless_and_honest_is_a_marker(mt: Scrubber) -> None:
         "I'm a Gemini, born in June.",
         "As Claude Monet said, light matters.",
         "It was developed by the German mathematician Bernhard Riemann.",
-        "Models such as Bard, Claude and Alpaca differ.",
         "Quality of the skits created by each group.",
         "My name is [Name] and I will be your trainer.",
     ],
@@ -359,15 +359,11 @@ def test_mt_bench_answers_leak_no_system_or_family_name(mt: Scrubber) -> None:
 
 
 @pytest.mark.parametrize("term", LEXICON, ids=lambda t: f"{t.family}:{t.label}")
-def test_every_lexicon_name_is_scrubbed_when_its_family_is_under_test(term: Term) -> None:
+def test_every_lexicon_name_is_scrubbed_whatever_the_systems(term: Term) -> None:
     sample = {"GPT-n": "GPT-4", "text-davinci": "text-davinci-003", "Falcon": "Falcon-40B"}.get(
         term.label, term.label
     )
-    scrubber = Scrubber(
-        ["sys-1"],
-        family_overrides={"sys-1": term.family},
-        scrub_ambiguous=[term.label] if term.ambiguous else [],
-    )
+    scrubber = Scrubber(["sys-1"], scrub_ambiguous=[term.label] if term.ambiguous else [])
     out, counts = scrubbed(scrubber, f"Note: {sample} is here.")
     assert out == f"Note: {R} is here."
     assert counts == {"vendor" if term.kind == "vendor" else "family_alias": 1}

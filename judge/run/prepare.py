@@ -114,7 +114,6 @@ def _prepare(
             systems,
             extra_markers=config.blinding.extra_markers,
             scrub_ambiguous=config.blinding.scrub_ambiguous,
-            family_overrides=config.families,
         )
     log(f"blinding {len(responses)} responses of {len(systems)} systems")
     blinded, key, scrub = blind_responses(

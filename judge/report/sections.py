@@ -108,12 +108,15 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
         blinding = "Blinding: identity markers were not scrubbed (blinding.scrub: false)"
     else:
         rules = ", ".join(f"{k} {count(v)}" for k, v in sorted(scrub.by_rule.items()) if v)
-        kinds = ", ".join(f"{k.replace('_', '-')} {count(v)}" for k, v in scrub.by_kind.items())
+        # Formatted only when shown: every number formatted is traced as on the page.
+        kinds = scrub.total and ", ".join(
+            f"{k.replace('_', '-')} {count(v)}" for k, v in scrub.by_kind.items()
+        )
         blinding = (
             f"Blinding: {count(scrub.total)} identity markers scrubbed in "
             f"{count(scrub.responses_changed)} of {count(scrub.responses)} responses"
             + (f" ({rules})" if rules else "")
-            + (f"; by kind: {kinds}" if kinds and scrub.total else "")
+            + (f"; by kind: {kinds}" if kinds else "")
         )
     strata = [
         [column, ", ".join(f"{label(value)} ({count(n)})" for value, n in sizes.items())]

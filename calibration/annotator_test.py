@@ -4,14 +4,19 @@ Calderon, Reichart & Dror (2025), "The Alternative Annotator Test for LLM-as-a-J
 Statistically Justify Replacing Human Annotators with LLMs", ACL 2025 (arXiv:2501.10970), sec. 3,
 and the authors' README / notebook (github.com/nitaytech/AltTest). The procedure, as used here:
 
-1. Only keys (instances) with two or more human labels count; one label per annotator and key
-   (a repeated label of the same annotator keeps the first).
-2. For each annotator j, on each key i that j labelled, the others are the remaining humans on
-   that key. The alignment score of a label x is its mean similarity to the others' labels:
-   accuracy (share of the others giving the same label) for nominal labels, minus the root mean
-   squared difference for scores (the paper's ACC and -RMSE).
+1. Only keys (instances) labelled by two or more annotators count.
+2. For each annotator j, on each key i that j labelled, the others are the labels of the other
+   annotators on that key. The alignment score of a label x is its mean similarity to the
+   others' labels: accuracy (share of the others giving the same label) for nominal labels,
+   minus the root mean squared difference for scores (the paper's ACC and -RMSE).
 3. Indicators: W_f = 1 when the judge's score is >= annotator j's, W_h = 1 when j's is >= the
    judge's (a tie credits both, as in the authors' code).
+
+   Repeated labels (an annotator labelling a key more than once; the paper has none) are
+   resolved by content, as the rest of `calibrate` treats them: each counts as one vote, so an
+   annotator's repeats all stand among the others of the other annotators, and annotator j's
+   indicators on key i are averaged over j's repeats (the key keeps weight one in j's test).
+   Keeping one of them would make the result depend on the order of the table's rows.
 4. H0_j: rho_f <= rho_h - epsilon, the judge's advantage probability falling short of j's by
    the margin or more; H1_j the reverse. One-sided paired t-test on d_i = W_h - W_f against
    epsilon (H1: mean(d) < epsilon), df = n_j - 1.
@@ -115,18 +120,24 @@ def benjamini_yekutieli(p: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray
 
 
 def _indicators(table: pd.DataFrame, numeric: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per (annotator, key) row of `table` (key, annotator, human, judge; keys with >= 2 labels):
-    W_f and W_h against the key's other labels."""
+    """Per label row of `table` (key, annotator, human, judge): W_f and W_h against the labels of
+    the other annotators on its key, and how many those are (0: nobody else labelled the key).
+    Sums over the other annotators are the key's sums less the annotator's own (repeats too)."""
     key = table["key"].to_numpy()
-    others = np.bincount(key)[key] - 1
+    own = table.groupby(["key", "annotator"], sort=False).ngroup().to_numpy()
+
+    def others_sum(values: np.ndarray) -> np.ndarray:
+        return np.bincount(key, weights=values)[key] - np.bincount(own, weights=values)[own]
+
+    others = np.rint(others_sum(np.ones(len(table)))).astype(np.int64)
     if numeric:
         h = table["human"].to_numpy(float)
         f = table["judge"].to_numpy(float)
-        s1 = np.bincount(key, weights=h)[key] - h
-        s2 = np.bincount(key, weights=h * h)[key] - h * h
+        s1, s2 = others_sum(h), others_sum(h * h)
+        n = np.maximum(others, 1)
 
         def mean_square(x: np.ndarray) -> np.ndarray:
-            return (s2 - 2 * x * s1 + others * x * x) / others
+            return (s2 - 2 * x * s1 + others * x * x) / n
 
         judge, human = -mean_square(f), -mean_square(h)
         # Sums of squares in floating point: treat differences at rounding level as ties.
@@ -137,10 +148,11 @@ def _indicators(table: pd.DataFrame, numeric: bool) -> tuple[np.ndarray, np.ndar
         h, f = codes[: len(table)], codes[len(table) :]
         k = int(codes.max()) + 1
         # Same denominator (the others on the key): compare counts of matching labels.
-        votes = np.bincount(key * k + h, minlength=(key.max() + 1) * k)
-        same_h = votes[key * k + h] - 1
-        same_f = votes[key * k + f] - (h == f)
-        diff = same_f - same_h
+        by_key = np.bincount(key * k + h, minlength=(key.max() + 1) * k)
+        by_own = np.bincount(own * k + h, minlength=(own.max() + 1) * k)
+        diff = (by_key[key * k + f] - by_own[own * k + f]) - (
+            by_key[key * k + h] - by_own[own * k + h]
+        )
     return (diff >= 0).astype(float), (diff <= 0).astype(float), others
 
 
@@ -156,7 +168,7 @@ def alternative_annotator_test(
     """The alt-test (module docstring) on `JoinedLabels.comparisons` rows (key, annotator,
     human, judge) of one stratum. `identified=False`: the annotator column was made up (one
     per row), so nobody can be followed across keys and the test does not apply."""
-    table = comparisons.drop_duplicates(["key", "annotator"], keep="first")
+    table = comparisons[["key", "annotator", "human", "judge"]]
     names = table["annotator"].unique()
 
     def result(status: Status, message: str, **kw) -> AnnotatorTest:
@@ -181,8 +193,16 @@ def alternative_annotator_test(
             "not applicable",
             f"alternative annotator test: it needs two or more annotators (found {len(names)})",
         )
-    counts = table.groupby("key")["annotator"].transform("size")
-    table = table[counts >= 2].reset_index(drop=True)
+    w_f, w_h, others = _indicators(table, numeric=scoring == "negative RMSE")
+    shared = others > 0
+    # One row per (annotator, key): the indicators averaged over the annotator's repeats.
+    table = (
+        table[shared]
+        .assign(w_f=w_f[shared], w_h=w_h[shared])
+        .groupby(["annotator", "key"], sort=True)[["w_f", "w_h"]]
+        .mean()
+        .reset_index()
+    )
     if table.empty:
         return result(
             "not enough evidence",
@@ -191,8 +211,6 @@ def alternative_annotator_test(
             too_few_items=len(names),
             items_needed=min_items,
         )
-    w_f, w_h, _ = _indicators(table, numeric=scoring == "negative RMSE")
-    table = table.assign(w_f=w_f, w_h=w_h)
     per = table.groupby("annotator", sort=True)
     items = per.size()
     tested = items[items >= min_items]

@@ -272,12 +272,19 @@ def _canonical_order(
     sig = np.column_stack([judge_code, counts])
     if kind == "pairwise":
         swap = np.array([OUTCOMES.index(o) for o in ("b", "a", "tie")])
-        flipped = np.column_stack([swap[judge_code], counts[:, swap]])
-        diff = flipped - sig
-        first = diff[np.arange(len(diff)), np.argmax(diff != 0, axis=1)]
-        sig = np.where((first < 0)[:, None], flipped, sig)
+        flip = content_flipped(judge_code, counts, swap)
+        sig = np.where(flip[:, None], np.column_stack([swap[judge_code], counts[:, swap]]), sig)
     item = pd.factorize(item_id.astype(str), sort=True)[0]
     return np.lexsort([np.arange(len(sig)), *sig.T[::-1], item])
+
+
+def content_flipped(judge_code: np.ndarray, counts: np.ndarray, mirror: np.ndarray) -> np.ndarray:
+    """Per key: whether its mirror image (`JoinedLabels.mirror` applied to the judge label and
+    the human counts) sorts before it, i.e. the orientation chosen by the labels alone, not by
+    the names (a key equal to its mirror image is the same either way)."""
+    sig = np.column_stack([judge_code, counts])
+    diff = np.column_stack([mirror[judge_code], counts[:, mirror]]) - sig
+    return diff[np.arange(len(diff)), np.argmax(diff != 0, axis=1)] < 0
 
 
 def _one_judge(judge: pd.DataFrame) -> None:

@@ -23,7 +23,8 @@ judge can be shown to agree with labels better than they agree with each other.
 **Decision.** Trusted: human-level on reliable labels. Untrusted: the judge is clearly below
 the humans, or shows no signal (the judge-human alpha's interval reaches 0), or fails the
 shuffled-label control (its agreement is not above that of its own labels permuted across keys,
-which keeps its label frequencies and breaks the link to the item). Provisional: everything
+which keeps its label frequencies up to orientation and breaks the link to the item; a moved
+pairwise label is read in a random orientation, see `shuffle_control`). Provisional: everything
 else: human-level on labels that are not reliable, or too little evidence either way. Too few
 units never makes a judge untrusted. An untrusted stratum with at least `min_units` units caps
 the overall verdict at provisional.
@@ -61,7 +62,7 @@ from calibration.annotator_test import (
     alternative_annotator_test,
 )
 from calibration.estimate import Estimate
-from calibration.labels import JoinedLabels
+from calibration.labels import JoinedLabels, content_flipped
 
 Verdict = Literal["trusted", "provisional", "untrusted"]
 StandInOutcome = Literal["human-level", "inconclusive", "below humans", "not enough evidence"]
@@ -294,14 +295,34 @@ def label_reliability(human_alpha: Estimate | None, t: GateThresholds) -> LabelR
 
 
 def shuffle_control(
-    human_counts: np.ndarray, judge_code: np.ndarray, seed: int
+    human_counts: np.ndarray, judge_code: np.ndarray, seed: int, mirror: np.ndarray | None = None
 ) -> ShuffleControl | None:
     """Agreement of the judge with each human label, against the same with the judge's labels
-    permuted across keys (`CONTROL_PERMUTATIONS` permutations, seeded)."""
+    permuted across keys (`CONTROL_PERMUTATIONS` permutations, seeded). `mirror` (pairwise): the
+    category permutation a <-> b (`JoinedLabels.mirror`); each moved label then takes a random
+    orientation in the key it lands on.
+
+    Why the random orientation: the null is "the judge's verdict carries no information about
+    the item". A pairwise label means "the first-listed system wins", and which system is listed
+    first is an accident of the names (keys are oriented alphabetically), so moving a label to
+    another key *as written* gives it a meaning the names choose: the reference distribution, and
+    with it the p-value, would change when a system is renamed. Under the null the orientation a
+    verdict is read in carries no information either, so the reference draws it at random: each
+    key receives the label of a random other key, read in either orientation with probability
+    1/2. The unit stays the key (each key gets one label, as observed); permuting the doubled
+    rows of alpha (each key and its mirror as separate units) would instead give a key two
+    independent labels, averaging away half the null's variance and making p too small. The
+    observed agreement counts each key once and does not depend on orientation. Keys are put in
+    the orientation their content sorts first (as `calibration.labels` orders them), so with a
+    given seed the draws, not only their distribution, are the same under any naming."""
     total = human_counts.sum()
     n = len(judge_code)
     if total == 0 or n < 2:
         return None
+    if mirror is not None:
+        flip = content_flipped(judge_code, human_counts, mirror)
+        judge_code = np.where(flip, mirror[judge_code], judge_code)
+        human_counts = np.where(flip[:, None], human_counts[:, mirror], human_counts)
     rows = np.arange(n)
     observed = human_counts[rows, judge_code].sum() / total
     rng = np.random.default_rng(seed)
@@ -310,6 +331,8 @@ def shuffle_control(
     for start in range(0, CONTROL_PERMUTATIONS, chunk):
         b = min(chunk, CONTROL_PERMUTATIONS - start)
         perms = rng.permuted(np.tile(judge_code, (b, 1)), axis=1)
+        if mirror is not None:
+            perms = np.where(rng.random((b, n)) < 0.5, mirror[perms], perms)
         shuffled[start : start + b] = human_counts[rows, perms].sum(axis=1) / total
     p = (1 + int(np.sum(shuffled >= observed))) / (CONTROL_PERMUTATIONS + 1)
     return ShuffleControl(float(observed), float(shuffled.mean()), p, CONTROL_PERMUTATIONS, seed)
@@ -449,7 +472,9 @@ def stratum_gate(
         min_items=thresholds.annotator_min_items,
         identified=not joined.summary.annotator_per_row,
     )
-    control = shuffle_control(joined.human_counts[mask], joined.judge_code[mask], seed)
+    control = shuffle_control(
+        joined.human_counts[mask], joined.judge_code[mask], seed, joined.mirror
+    )
     return evaluate_gate(
         judge_alpha,
         n_units=int(mask.sum()),

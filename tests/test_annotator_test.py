@@ -151,3 +151,49 @@ def test_alt_test_with_too_few_shared_items_says_how_many_more() -> None:
     assert got.status == "not enough evidence"
     assert got.items_needed == 10
     assert "label 10 more keys" in got.message
+
+
+def _reference_with_repeats(
+    votes: list[tuple[int, str, str]], judge: dict[int, str], epsilon: float
+) -> dict[str, float]:
+    """Per-annotator p-values written out for labels with repeats (key, annotator, label):
+    the others on a key are every label of the other annotators (each repeat one vote);
+    annotator j's W_f and W_h on a key are averaged over j's own repeats."""
+    by_key: dict[int, list[tuple[str, str]]] = {}
+    for key, who, label in votes:
+        by_key.setdefault(key, []).append((who, label))
+    p_values = {}
+    for j in sorted({who for _, who, _ in votes}):
+        d = []
+        for key in sorted(by_key):
+            own = [label for who, label in by_key[key] if who == j]
+            others = [label for who, label in by_key[key] if who != j]
+            if not own or not others:
+                continue
+            s_f = _accuracy(judge[key], others)
+            w_f = np.mean([1.0 if s_f >= _accuracy(x, others) else 0.0 for x in own])
+            w_h = np.mean([1.0 if _accuracy(x, others) >= s_f else 0.0 for x in own])
+            d.append(w_h - w_f)
+        p_values[j] = stats.ttest_1samp(d, epsilon, alternative="less").pvalue
+    return p_values
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_repeated_labels_count_by_content_not_row_order(seed: int) -> None:
+    # Issue 12 review, item 6: an annotator labelling a key twice. Keeping the first repeat
+    # made the p-values change with the order of the table's rows; each repeat now counts as
+    # one vote among the others and the annotator's indicators average over its repeats.
+    _, judge, comparisons = _random_labels(seed, numeric=False, annotators=4)
+    rng = np.random.default_rng(100 + seed)
+    again = comparisons.sample(60, random_state=seed)
+    again = again.assign(human=rng.choice(["a", "b", "tie"], len(again)))
+    with_repeats = pd.concat([comparisons, again], ignore_index=True)
+    votes = list(with_repeats[["key", "annotator", "human"]].itertuples(index=False, name=None))
+    want = _reference_with_repeats(votes, {int(i[1:]): v for i, v in judge.items()}, 0.1)
+    results = []
+    for order in range(4):
+        rows = with_repeats.sample(frac=1.0, random_state=order).sort_values("key", kind="stable")
+        got = alternative_annotator_test(rows.reset_index(drop=True), scoring="accuracy")
+        assert {r.annotator: r.p_value for r in got.annotators} == pytest.approx(want)
+        results.append(got)
+    assert all(r == results[0] for r in results[1:])

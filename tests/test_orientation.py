@@ -9,6 +9,8 @@ alpha and kappa move with the names. `calibrate` counts each comparison in both 
 
 from __future__ import annotations
 
+from dataclasses import astuple
+
 import krippendorff
 import numpy as np
 import pandas as pd
@@ -16,7 +18,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 
 from calibration.calibrate import CalibrationReport, calibrate
-from calibration.labels import load_mt_bench
+from calibration.labels import OUTCOMES, load_mt_bench
+from calibration.trust_gate import GateVerdict
 from tests.helpers import MT_BENCH
 
 FLIP = {"a": "b", "b": "a", "tie": "tie"}
@@ -53,6 +56,13 @@ def _disguised(
 ) -> tuple[pd.DataFrame, ...]:
     """The same labels with the systems renamed (in a random alphabetical order, so many
     pairs change orientation), random rows listed the other way round, rows shuffled."""
+    return _disguise(tables, systems, rng)[0]
+
+
+def _disguise(
+    tables: tuple[pd.DataFrame, ...], systems: list[str], rng: np.random.Generator
+) -> tuple[tuple[pd.DataFrame, ...], dict[str, str]]:
+    """`_disguised`, with the renaming (old name -> new name)."""
     order = rng.permutation(len(systems))
     names = {s: f"s{order[i]:02d}-{rng.integers(10**6)}" for i, s in enumerate(systems)}
     out = []
@@ -64,14 +74,53 @@ def _disguised(
         t.loc[swap, ["system_a", "system_b"]] = t.loc[swap, ["system_b", "system_a"]].to_numpy()
         t.loc[swap, "winner"] = t.loc[swap, "winner"].map(FLIP)
         out.append(t.sample(frac=1.0, random_state=int(rng.integers(2**31))))
-    return tuple(out)
+    return tuple(out), names
 
 
-def _invariants(report: CalibrationReport) -> dict[str, object]:
+def _gate(gate: GateVerdict) -> tuple[object, ...]:
+    """A gate's whole outcome: verdict, what failed and passed, every check, the control with
+    all its fields (agreement, shuffled agreement, p-value, permutations, seed)."""
+    checks = tuple((c.name, c.status, c.message) for c in gate.checks)
+    control = None if gate.control is None else astuple(gate.control)
+    return (gate.verdict, gate.reasons, gate.passed, gate.notes, checks, control)
+
+
+def _flip(lo: float | None, hi: float | None, value: float | None, flip: bool) -> tuple:
+    if not flip or value is None or lo is None or hi is None:
+        return (value, lo, hi)
+    return (1 - value, 1 - hi, 1 - lo)
+
+
+def _corrected(report: CalibrationReport, names: dict[str, str]) -> dict[str, object]:
+    """Corrected win rates keyed by the original pair, read as the first (original) name's
+    win rate: renamed, a pair may be listed the other way round (win rate 1 - p)."""
+    back = {new: old for old, new in names.items()}
+    out: dict[str, object] = {}
+    for e in report.corrected:
+        original = [back.get(s, s) for s in e.systems]
+        flip = original != sorted(original)
+        out[f"corrected/{' vs '.join(sorted(original))}"] = (
+            *_flip(e.ci_low, e.ci_high, e.value, flip),
+            *_flip(e.raw.ci_low, e.raw.ci_high, e.raw.value, flip),
+            *_flip(e.human_only.ci_low, e.human_only.ci_high, e.human_only.value, flip),
+            e.n,
+            e.n_judged,
+            e.effective_human_n,
+            e.lam,
+            e.subset_p,
+            e.subset_warning,
+        )
+    return out
+
+
+def _invariants(
+    report: CalibrationReport, names: dict[str, str] | None = None
+) -> dict[str, object]:
     """Every statistic of the report that must not depend on names or orientation: each
-    metric and ceiling estimate (value, interval, counts), overall and per stratum, and the
-    gate verdicts with their reasons."""
-    out: dict[str, object] = {"gate": (report.gate.verdict, tuple(report.gate.reasons))}
+    metric and ceiling estimate (value, interval, counts), overall and per stratum, the gates
+    whole (`_gate`), and the corrected estimates (`names`: the renaming, to find each pair)."""
+    out: dict[str, object] = {"gate": _gate(report.gate)}
+    out |= _corrected(report, names or {})
     for part in (report.overall, *report.strata):
         name = ",".join(f"{k}={v}" for k, v in part.stratum.items()) or "overall"
         ests = dict(part.metrics)
@@ -87,14 +136,14 @@ def _invariants(report: CalibrationReport) -> dict[str, object]:
             }
         for metric, e in ests.items():
             out[f"{name}/{metric}"] = (e.value, e.ci_low, e.ci_high, e.n)
-        out[f"{name}/gate"] = (part.gate.verdict, tuple(part.gate.reasons), part.keys)
+        out[f"{name}/gate"] = (*_gate(part.gate), part.keys)
     return out
 
 
 def _assert_same(got: dict[str, object], want: dict[str, object]) -> None:
     assert got.keys() == want.keys()
     for key, value in want.items():
-        if isinstance(value[0], float):
+        if isinstance(value, tuple) and isinstance(value[0], float):
             assert got[key] == pytest.approx(value, abs=1e-12, nan_ok=True), key
         else:
             assert got[key] == value, key
@@ -109,9 +158,41 @@ def test_renaming_and_reordering_change_nothing_synthetic() -> None:
     want = _invariants(calibrate(judge, human, kind="pairwise", strata=["lang"], resamples=200))
     rng = np.random.default_rng(12)
     for _ in range(8):
-        j, h = _disguised((judge, human), _systems(judge), rng)
+        (j, h), names = _disguise((judge, human), _systems(judge), rng)
         got = calibrate(j, h, kind="pairwise", strata=["lang"], resamples=200)
-        _assert_same(_invariants(got), want)
+        _assert_same(_invariants(got, names), want)
+
+
+def _borderline(seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """40 items x 3 pairs, two humans right 80% of the time, a judge right only 20% of the
+    time (else random): its shuffled-label control sits near p = 0.05."""
+    rng = np.random.default_rng(seed)
+    strength = {"alpha": 0.0, "mid": 1.2, "zeta": 0.3}
+    judge, human = [], []
+    for i in range(40):
+        for a, b in (("alpha", "mid"), ("alpha", "zeta"), ("mid", "zeta")):
+            p_a = 1 / (1 + np.exp(strength[b] - strength[a]))
+            truth = "tie" if rng.random() < 0.2 else ("a" if rng.random() < p_a else "b")
+            item = {"item_id": f"q{i}", "system_a": a, "system_b": b}
+            right = rng.random() < 0.2
+            judge.append({**item, "winner": truth if right else str(rng.choice(OUTCOMES))})
+            for h in range(2):
+                winner = truth if rng.random() < 0.8 else str(rng.choice(OUTCOMES))
+                human.append({**item, "winner": winner, "annotator": f"h{h}"})
+    return pd.DataFrame(judge), pd.DataFrame(human)
+
+
+def test_the_shuffled_label_control_does_not_depend_on_names() -> None:
+    # The review of issue 12's gate: the control permuted the judge's a/b labels across keys
+    # as written, so a moved "a" meant whichever system sorted first on the key it landed on.
+    # On this judge the control's p-value was 0.034 as named and 0.073 renamed (the third
+    # renaming below): the control passed or failed by the names.
+    judge, human = _borderline(29)
+    want = _invariants(calibrate(judge, human, kind="pairwise", resamples=30))
+    rng = np.random.default_rng(1)
+    for _ in range(3):
+        (j, h), names = _disguise((judge, human), _systems(judge), rng)
+        _assert_same(_invariants(calibrate(j, h, kind="pairwise", resamples=30), names), want)
 
 
 def test_renaming_and_reordering_change_nothing_mt_bench(mt_bench) -> None:
@@ -120,8 +201,8 @@ def test_renaming_and_reordering_change_nothing_mt_bench(mt_bench) -> None:
     want = _invariants(calibrate(judge, human, **kw))  # type: ignore[arg-type]
     rng = np.random.default_rng(7)
     for _ in range(3):
-        j, h = _disguised((judge, human), _systems(judge), rng)
-        _assert_same(_invariants(calibrate(j, h, **kw)), want)  # type: ignore[arg-type]
+        (j, h), names = _disguise((judge, human), _systems(judge), rng)
+        _assert_same(_invariants(calibrate(j, h, **kw), names), want)  # type: ignore[arg-type]
 
 
 def test_one_orientation_would_depend_on_the_names(mt_bench) -> None:

@@ -72,21 +72,27 @@ CONTROL_PERMUTATIONS = 999
 CONTROL_LEVEL = 0.05
 
 REMOVED_KEYS = {
-    "alpha_use": "labels_tentative (the gate no longer holds the judge to an absolute alpha; "
-    "Krippendorff's 0.667 now applies to the humans' alpha, as a warning about the labels)",
-    "alpha_rely": "labels_reliable (the judge is compared with the humans, with margin "
-    "ceiling_margin; Krippendorff's 0.8 now applies to the humans' alpha)",
+    "alpha_use": (
+        "labels_tentative",
+        "the gate no longer holds the judge to an absolute alpha; Krippendorff's 0.667 now "
+        "applies to the humans' alpha, as a warning about the labels",
+    ),
+    "alpha_rely": (
+        "labels_reliable",
+        "the judge is compared with the humans, with margin ceiling_margin; Krippendorff's 0.8 "
+        "now applies to the humans' alpha",
+    ),
 }
-"""Gate config keys that were removed, with what replaces them."""
+"""Gate config keys that were removed: (what replaces them, why)."""
 
 
 def _reject_removed_keys(data: Any) -> Any:
-    """A removed gate key is an error naming its replacement (judge.config's GateConfig says
-    the same for run configs, which it reads without importing the statistics)."""
+    """A removed gate key is an error naming its replacement (run configs read this model too,
+    as `calibration.gate`)."""
     if isinstance(data, dict):
-        for key, replacement in REMOVED_KEYS.items():
+        for key, (replacement, why) in REMOVED_KEYS.items():
             if key in data:
-                raise ValueError(f"{key} was removed; use {replacement}")
+                raise ValueError(f"{key} was removed ({why}); use {replacement}")
     return data
 
 

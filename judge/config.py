@@ -19,6 +19,7 @@ from pydantic import (
     model_validator,
 )
 
+from calibration.trust_gate import GateThresholds
 from judge.errors import ConfigError
 from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
 from judge.simulator.config import SimulatorConfig
@@ -137,43 +138,6 @@ class AggregateConfig(_Strict):
     """How several judges' judgments of one pair combine."""
 
 
-_REMOVED_GATE_KEYS = {
-    "alpha_use": "labels_tentative",
-    "alpha_rely": "labels_reliable",
-}
-
-
-class GateConfig(_Strict):
-    """The trust gate's settings (see `calibration.trust_gate.GateThresholds`, which checks them
-    and explains the defaults; mirrored here so reading a config does not import the
-    statistics)."""
-
-    ceiling_margin: float = 0.1
-    """How far the judge's leave-one-human-out alpha may fall below the humans' own alpha."""
-    annotator_margin: float = 0.1
-    """Epsilon of the alternative annotator test (0.2 experts, 0.15 skilled, 0.1 crowd)."""
-    annotator_min_items: int = 30
-    """Keys an annotator must share with another to enter the alternative annotator test."""
-    labels_tentative: float = 0.667
-    """Humans' alpha (lower bound) below which the labels are called unreliable."""
-    labels_reliable: float = 0.8
-    """Humans' alpha (lower bound) needed to rely on the labels, and so to trust the judge."""
-    min_units: int = 30
-    """Fewer labelled units (or keys with two human labels): not enough evidence."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _removed(cls, data: object) -> object:
-        for key, replacement in _REMOVED_GATE_KEYS.items():
-            if isinstance(data, dict) and key in data:
-                raise ValueError(
-                    f"{key} was removed: the judge is now compared with the humans "
-                    f"(ceiling_margin, annotator_margin) and Krippendorff's thresholds apply "
-                    f"to the humans' own alpha; use {replacement}"
-                )
-        return data
-
-
 def _numpy_seed(seed: int) -> int:
     if seed < 0:
         raise ValueError(f"{seed}: expected a seed from 0 up (numpy refuses negative seeds)")
@@ -193,7 +157,9 @@ class CalibrationConfig(_Strict):
     resamples: int = Field(default=1000, ge=100, le=MAX_RESAMPLES)
     """Bootstrap resamples of the agreement intervals (at most 1,000,000)."""
     seed: int = ANALYSIS_SEED
-    gate: GateConfig = Field(default_factory=GateConfig)
+    gate: GateThresholds = Field(default_factory=GateThresholds)
+    """The trust gate's settings, checked (bounds, labels_tentative <= labels_reliable, removed
+    keys) when the config is read, before anything is judged."""
 
     _non_negative_seed = field_validator("seed")(_numpy_seed)
 

@@ -111,3 +111,35 @@ def test_budget_needs_known_prices(tmp_path: Path) -> None:
     result = run_cli("run", str(path), "--max-cost", "5", "--run-dir", str(tmp_path / "r"))
     assert result.returncode == 2
     assert "price of openai/no-such-model is unknown" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["run", "prepare"])
+@pytest.mark.parametrize(
+    ("gate", "named"),
+    [
+        (
+            {"ceiling_margin": -1, "min_units": 0},
+            [
+                "calibration.gate.ceiling_margin: Input should be greater than or equal to 0",
+                "calibration.gate.min_units: Input should be greater than or equal to 1",
+            ],
+        ),
+        (
+            {"labels_tentative": 0.9, "labels_reliable": 0.8},
+            ["calibration.gate: labels_tentative (0.9) must not exceed labels_reliable (0.8)"],
+        ),
+        ({"alpha_use": 0.7}, ["calibration.gate: alpha_use was removed (", "use labels_tentative"]),
+    ],
+)
+def test_an_invalid_gate_stops_the_run_before_anything_is_sent(
+    tmp_path: Path, command: str, gate: dict, named: list[str]
+) -> None:
+    # Issue 12 review: the gate was checked only at analysis, after judging, as a raw pydantic
+    # error. The config now holds calibration's GateThresholds itself: one line, exit 2, at
+    # load, and the run directory is never created.
+    path = _config(tmp_path, [{"model": "openai/gpt-4.1-mini"}], calibration={"gate": gate})
+    result = run_cli(command, str(path), "--run-dir", str(tmp_path / "r"))
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(part in lines[0] for part in named), result.stderr
+    assert not (tmp_path / "r").exists()

@@ -40,9 +40,13 @@ def test_thresholds_are_strict_config() -> None:
     with pytest.raises(ValidationError, match="extra"):
         GateThresholds(ceiling_margn=0.1)  # type: ignore[call-arg]
     # Removed keys name their replacement (the judge is no longer held to an absolute alpha).
-    with pytest.raises(ValidationError, match="alpha_use was removed; use labels_tentative"):
+    with pytest.raises(
+        ValidationError, match=r"alpha_use was removed \(.*\); use labels_tentative"
+    ):
         GateThresholds(alpha_use=0.667)  # type: ignore[call-arg]
-    with pytest.raises(ValidationError, match="alpha_rely was removed; use labels_reliable"):
+    with pytest.raises(
+        ValidationError, match=r"alpha_rely was removed \(.*\); use labels_reliable"
+    ):
         GateThresholds(alpha_rely=0.8)  # type: ignore[call-arg]
     with pytest.raises(ValidationError, match="must not exceed labels_reliable"):
         GateThresholds(labels_tentative=0.9, labels_reliable=0.8)

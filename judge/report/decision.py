@@ -6,6 +6,7 @@ from __future__ import annotations
 from judge.report.blocks import Block, Bullets, Heading, Para
 from judge.report.format import count, estimate, interval, num
 from judge.summary import Analysis, RunSummary, SameFamily, TrustGate
+from judge.summary_gate import NonInferiority
 
 
 def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
@@ -103,20 +104,18 @@ def _gate_explanation(gate: TrustGate) -> list[str]:
             "power)."
         )
     elif outcome == "inconclusive":
-        need = (
-            f"about {count(ni.items_needed)} keys with two human labels would settle it"
-            if ni.items_needed
-            else "more human labels would not settle it if the gap held"
-        )
         out.append(
             "Whether it agrees with the humans as well as they agree with each other is not "
-            f"settled (alpha gap {estimate(ni.gap)}, margin {num(ni.margin, 2)}); {need}."
+            f"settled (alpha gap {estimate(ni.gap)}, margin {num(ni.margin, 2)}); "
+            f"{_what_settles(ni)}."
         )
-    else:
+    elif ni.items_needed is not None:
         out.append(
             "There are too few human labels to compare it with the humans: "
-            f"about {count(ni.items_needed or 0)} keys labelled by two annotators are needed."
+            f"about {count(ni.items_needed)} keys labelled by two annotators are needed."
         )
+    else:
+        out.append(f"It could not be compared with the humans: {ni.message}.")
     labels = gate.labels
     if labels.outcome in ("tentative", "unreliable"):
         out.append(
@@ -126,3 +125,23 @@ def _gate_explanation(gate: TrustGate) -> list[str]:
             "agree with labels better than they agree with each other."
         )
     return out
+
+
+def _what_settles(ni: NonInferiority) -> str:
+    """What more human labels would do to an unsettled comparison, if the gap held: the
+    interval narrows around it, so a gap above -margin ends human-level, one below it ends
+    below the humans, one exactly on it stays unsettled."""
+    gap = ni.gap
+    if ni.outcome == "not enough evidence" or gap is None or gap.value is None:
+        return ni.message
+    if ni.items_needed is not None:
+        return (
+            f"about {count(ni.items_needed)} keys with two human labels would show it "
+            "human-level if the gap held"
+        )
+    if gap.value < -ni.margin:
+        return (
+            "the gap lies beyond the margin, so more human labels would show it below the "
+            "humans if the gap held"
+        )
+    return "the gap sits on the margin, so more human labels alone would not settle it"

@@ -192,11 +192,21 @@ def calibrate(
 
 def shuffled_judge(judge_table: pd.DataFrame, *, kind: Kind, seed: int) -> pd.DataFrame:
     """The judge table with its winners (scores) permuted across rows: a judge that ignores the
-    responses but keeps its label distribution. Calibration must call it untrusted."""
+    responses but keeps its label distribution (pairwise: ties, and a/b up to orientation).
+    Calibration must call it untrusted."""
     table = normalise(judge_table, kind, "judge")
     rng = np.random.default_rng(seed)
     value = "winner" if kind == "pairwise" else "score"
-    return table.assign(**{value: rng.permutation(table["label"].to_numpy())}).drop(columns="label")
+    labels = rng.permutation(table["label"].to_numpy())
+    if kind == "pairwise":
+        # A moved "a" names whichever system sorts first on its new row: read it in a random
+        # orientation, so the control's distribution does not depend on what systems are called.
+        swap = rng.random(len(labels)) < 0.5
+        labels = np.where(swap, pd.Series(labels).map(_MIRROR).to_numpy(), labels)
+    return table.assign(**{value: labels}).drop(columns="label")
+
+
+_MIRROR = {"a": "b", "b": "a", "tie": "tie", None: None}
 
 
 # --- per-stratum computation ---------------------------------------------------------------

@@ -65,9 +65,10 @@ class PairedBootstrapResult:
     replicates: np.ndarray = field(repr=False, compare=False)
 
     @property
-    def distinguishable(self) -> bool:
-        """This pair alone (a family of one) is told apart: p < 1 - ci. Among several pairs
-        "told apart" is Holm's: `calibration.pairs.PairComparison.told_apart`."""
+    def p_below_level(self) -> bool:
+        """This pair's own, unadjusted p-value is below 1 - ci. That is "told apart" only for a
+        family of one; among several pairs "told apart" is Holm's
+        (`calibration.pairs.PairComparison.told_apart`)."""
         return bool(self.p_value < 1 - self.ci)
 
     def negated(self) -> PairedBootstrapResult:

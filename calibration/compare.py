@@ -474,8 +474,13 @@ def compare_table(
     by_system = {s.system: s for s in ranking}
 
     def compute(name: str, a: str, b: str) -> GateStatistic:
+        # The family holds each pair in one orientation; b - a is the same test turned round
+        # (same p-value), so either spelling gets the Holm-adjusted value.
         known = overall.get((a, b))
-        stat = rows.gate_statistic(name, a, b, None if known is None else known.result)
+        result = None if known is None else known.result
+        if known is None and (known := overall.get((b, a))) is not None:
+            result = known.result.negated()
+        stat = rows.gate_statistic(name, a, b, result)
         if known is None or (kind == "scores" and name == "winrate"):
             return stat  # a test of its own: a family of one
         return replace(stat, p_value=known.p_holm)

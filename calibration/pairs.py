@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtri
+from scipy.stats import binom
 
 from calibration.bootstrap import PairedBootstrapResult, paired_bootstrap
 from calibration.jsonable import jsonable
@@ -46,6 +48,38 @@ def family_resamples(pairs: int, level: float) -> int:
     return max(1, math.ceil(2 * pairs / level) - 1)
 
 
+def items_to_tell_apart(
+    *, diff: float, se: float, n: int, wins: int, losses: int, p_method: str, level: float
+) -> tuple[int, str] | None:
+    """The items at which the same difference, with the same spread per item, would give a
+    p-value below `level`, and the test that count is for ("normal" or "sign"); None when no
+    number of items would (no difference, or as many wins as losses).
+
+    The same kind of test as the p-value: where it is the sign test, or the interval has no
+    width (every unit the same difference: the bootstrap SE is 0), the exact sign test with
+    wins and losses in the same proportion, the fewest non-tied units k with
+    2 P(Binomial(k, 1/2) <= the losses' share of k) < level, scaled to items by
+    n / (wins + losses); else the normal approximation with the bootstrap SE, which shrinks as
+    1/sqrt(n): n (z se / |diff|)^2 with z = Phi^-1(1 - level / 2).
+    """
+    z = float(ndtri(1 - level / 2))
+    if p_method == "sign" or not (math.isfinite(se) and se > 0):
+        if wins == losses:
+            return None
+        share = min(wins, losses) / (wins + losses)
+        # The normal approximation to the sign test says where to look; the exact count is
+        # within a small factor of it (searched exactly below a few million units).
+        rough = (z / 2 / (0.5 - share)) ** 2
+        k = np.arange(1, int(4 * rough) + 64)
+        if len(k) > 1 << 22:
+            return math.ceil(rough * n / (wins + losses)), "sign"
+        below = np.flatnonzero(2 * binom.cdf(np.floor(share * k + 1e-9), k, 0.5) < level)
+        return math.ceil(int(k[below[0]]) * n / (wins + losses)), "sign"
+    if diff == 0:
+        return None
+    return math.ceil(n * (z * se / abs(diff)) ** 2), "normal"
+
+
 @dataclass(frozen=True)
 class PairComparison:
     """One pair of systems: `result` is for a - b on the items both have."""
@@ -56,6 +90,9 @@ class PairComparison:
     p_holm: float
     unpaired_items: int  # items scored for only one of the two, left out of this pair
     stratum: str | None = None
+    p_holm_bound: bool = False
+    """`p_holm` is an upper bound: Holm's value here is set by a pair whose p-value is the
+    bootstrap's floor (this one, or one before it that it was raised to match)."""
 
     @property
     def told_apart(self) -> bool:
@@ -69,6 +106,7 @@ class PairComparison:
             "stratum": self.stratum,
             **self.result.to_dict(),
             "p_holm": jsonable(self.p_holm),
+            "p_holm_bound": self.p_holm_bound,
             "told_apart": self.told_apart,
             "unpaired_items": self.unpaired_items,
         }
@@ -103,9 +141,15 @@ def system_pairs(systems: Sequence[str], baseline: str | None) -> Iterator[tuple
                 yield a, baseline
 
 
-def _canonical_rows(*labels: Any) -> np.ndarray:
+def canonical_codes(labels: Any) -> np.ndarray:
+    """Codes 0..k-1 for the labels, numbered in the order of their text: the same numbering
+    whatever order the rows came in, so resampling by code draws the same units."""
+    return pd.factorize(pd.Series(np.asarray(labels)).astype(str), sort=True)[0]
+
+
+def canonical_rows(*labels: Any) -> np.ndarray:
     """Row order sorted by the labels (first label first), compared as text."""
-    keys = [pd.factorize(pd.Series(np.asarray(x)).astype(str), sort=True)[0] for x in labels]
+    keys = [canonical_codes(x) for x in labels]
     return np.lexsort(keys[::-1])
 
 
@@ -124,7 +168,7 @@ def paired_difference(
     drawn whatever order the table came in; the difference is resampled with its sum positive
     (if it is 0: its first nonzero unit sum), so a - b and b - a are the same draws turned round.
     """
-    order = _canonical_rows(*(v for v in (strata, clusters, items) if v is not None))
+    order = canonical_rows(*(v for v in (strata, clusters, items) if v is not None))
     x, y = np.asarray(x, dtype=np.float64)[order], np.asarray(y, dtype=np.float64)[order]
     strata = None if strata is None else np.asarray(strata)[order]
     clusters = None if clusters is None else np.asarray(clusters)[order]
@@ -197,11 +241,32 @@ def holm_family(
         need = family_resamples(len(done), 1 - r.ci)
         got = rerun(a, b, need) if rerun and r.p_floor_limited and need > r.resamples else None
         sized.append((a, b, *got) if got is not None else (a, b, r, u))
-    adjusted = holm([r.p_value for _, _, r, _ in sized])
+    p_values = [r.p_value for _, _, r, _ in sized]
+    adjusted = holm(p_values)
+    bounds = _holm_bounds(p_values, [r.p_floor_limited for _, _, r, _ in sized])
     return [
-        PairComparison(a, b, r, float(p), u, stratum)
-        for (a, b, r, u), p in zip(sized, adjusted, strict=True)
+        PairComparison(a, b, r, float(p), u, stratum, bool(bound))
+        for (a, b, r, u), p, bound in zip(sized, adjusted, bounds, strict=True)
     ]
+
+
+def _holm_bounds(p_values: Sequence[float], limited: Sequence[bool]) -> np.ndarray:
+    """Which Holm-adjusted values are upper bounds: Holm's value is the largest (pairs - j) p
+    over the steps j up to the pair's own, and it is a bound when that largest term comes from
+    a p-value that is itself one (the bootstrap's floor). A value capped at 1 is not."""
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out = np.zeros(m, dtype=bool)
+    top, from_floor = -1.0, False
+    for step, k in enumerate(order):
+        if stepped[step] > top:
+            top, from_floor = stepped[step], bool(limited[k])
+        elif stepped[step] == top:
+            from_floor = from_floor or bool(limited[k])
+        out[k] = from_floor and top < 1.0
+    return out
 
 
 def all_pairs(

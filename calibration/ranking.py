@@ -17,6 +17,7 @@ from scipy.special import expit, log_expit
 from scipy.stats import rankdata
 
 from calibration.jsonable import jsonable
+from calibration.pairs import canonical_codes
 from calibration.ranks import interval_overlap_ranks
 
 # Virtual ties per compared pair for bootstrap replicates without a finite MLE (some system
@@ -53,14 +54,16 @@ def _pairwise(judgments: pd.DataFrame) -> _Pairwise:
         raise ValueError(f"a system is compared with itself: {a[a == b][0]!r}")
     systems = tuple(sorted(set(a) | set(b)))
     index = {name: k for k, name in enumerate(systems)}
-    items, uniques = pd.factorize(judgments["item_id"].to_numpy())
+    # Items numbered by their ids, not by first appearance: the bootstrap draws item codes,
+    # so shuffled rows must give the same codes to draw the same items.
+    items = canonical_codes(judgments["item_id"].to_numpy())
     return _Pairwise(
         systems,
         items,
         np.array([index[x] for x in a], dtype=np.int64),
         np.array([index[x] for x in b], dtype=np.int64),
         s,
-        len(uniques),
+        int(items.max()) + 1 if len(items) else 0,
     )
 
 

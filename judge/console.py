@@ -254,7 +254,7 @@ def print_comparison(report: dict) -> None:
             f"{row['mean_diff']:+.3f}",
             _interval(row["ci_low"], row["ci_high"], "+.3f"),
             f"{row['wins']}/{row['losses']}/{row['ties']}",
-            pvalue(row["p_holm"], row["p_floor_limited"]),
+            pvalue(row["p_holm"], row["p_holm_bound"]),
             "told apart" if row["told_apart"] else "not told apart",
         )
     _console.print(pairs)
@@ -262,7 +262,8 @@ def print_comparison(report: dict) -> None:
     if floors:
         _console.print(
             f"< : no resample of {floors[0]['resamples']:,} crosses 0, so the p-value is below "
-            f"{pvalue(floors[0]['p_floor'])}; Holm's adjustment of it is an upper bound"
+            f"{pvalue(floors[0]['p_floor'])}; Holm's adjustment of it (and any raised to match "
+            "it) is an upper bound"
         )
     for note in report.get("notes", []):
         _console.print(f"note: {note}")

@@ -158,6 +158,9 @@ class PairDiff(_Model):
     seed: int
     algorithm: str
     p_holm: float | None
+    p_holm_bound: bool
+    """`p_holm` is an upper bound: set by a pair whose p-value is the bootstrap's floor (this
+    one, or one before it in Holm's order that it was raised to match)."""
     told_apart: bool
     """Holm-adjusted p-value below 1 - ci: the one meaning of "told apart"."""
     unpaired_items: int
@@ -386,6 +389,14 @@ class Neighbour(_Model):
 
 class RankedNeighbour(Neighbour):
     items_needed: int | None
+    """Items that would tell the pair apart if its difference and spread per item held; None
+    when no number would (no difference)."""
+    items_needed_level: float
+    """The p-value `items_needed` is sized for: (1 - ci) / the pairs compared, below which
+    Holm's adjustment tells a pair apart at any step."""
+    items_needed_test: Literal["normal", "sign"] | None
+    """The test the count is for, the kind the pair's p-value came from: the normal
+    approximation with the bootstrap SE, or the exact sign test."""
 
 
 class SelfPreferenceCheck(_Model):

@@ -109,8 +109,8 @@ def test_paired_intervals_between_leaderboard_neighbours(
         assert 100 * res.mean_diff == pytest.approx(
             100 * (wide.loc[both, a] - wide.loc[both, b]).mean()
         )
-    distinguishable = {(a, b) for a, b, r in results if r.distinguishable}
-    assert distinguishable == {
+    unadjusted = {(a, b) for a, b, r in results if r.p_below_level}
+    assert unadjusted == {
         ("NullModel", "FuseChat-Gemma-2-9B-Instruct"),
         ("FuseChat-Gemma-2-9B-Instruct", "FuseChat-Qwen-2.5-7B-Instruct"),
         ("FuseChat-Llama-3.1-8B-Instruct", "FuseChat-Llama-3.2-3B-Instruct"),
@@ -121,5 +121,5 @@ def test_paired_intervals_between_leaderboard_neighbours(
     # Across the 55 neighbour tests, Holm keeps all but the p = 0.019 one.
     adjusted = holm([r.p_value for _, _, r in results])
     kept = {(a, b) for (a, b, _), p in zip(results, adjusted, strict=True) if p < 0.05}
-    assert kept == distinguishable - {("gpt-3.5-turbo-1106_verbose", "OpenHermes-2.5-Mistral-7B")}
-    assert np.mean([r.distinguishable for _, _, r in results]) < 0.15  # most are ties
+    assert kept == unadjusted - {("gpt-3.5-turbo-1106_verbose", "OpenHermes-2.5-Mistral-7B")}
+    assert np.mean([r.p_below_level for _, _, r in results]) < 0.15  # most are ties

@@ -221,7 +221,7 @@ def test_p_value_agrees_with_interval() -> None:
     assert far.p_method == "sign" and far.p_floor == pytest.approx(1 / 1000)
     assert far.p_value == pytest.approx(stats.binomtest(50, 50).pvalue, rel=1e-12)
     same = paired_bootstrap(np.ones(50), np.ones(50), seed=1, resamples=999)
-    assert same.p_value == 1.0 and not same.distinguishable
+    assert same.p_value == 1.0 and not same.p_below_level
 
 
 def test_input_errors_name_the_fix() -> None:
@@ -244,4 +244,4 @@ def test_win_rate_standard_error_is_the_sample_one() -> None:
 def test_single_unit_has_no_interval() -> None:
     res = paired_bootstrap([1.0, 1.0], [0.0, 0.0], seed=0, resamples=100, clusters=["x", "x"])
     assert res.n_units == 1 and math.isnan(res.ci_low) and math.isnan(res.p_value)
-    assert not res.distinguishable and math.isnan(res.se)
+    assert not res.p_below_level and math.isnan(res.se)

@@ -57,7 +57,7 @@ def test_verdicts_at_the_floor_use_the_sign_test() -> None:
     # Five wins out of five: the exact test cannot tell them apart at 5%, though no resample
     # crosses 0 (p = 2 / 2^5 = 0.0625).
     five = paired_bootstrap(np.ones(5), np.zeros(5), seed=0, resamples=1_000)
-    assert five.p_value == pytest.approx(0.0625) and not five.distinguishable
+    assert five.p_value == pytest.approx(0.0625) and not five.p_below_level
 
 
 def test_large_samples_at_the_floor_use_the_normal_approximation() -> None:
@@ -286,6 +286,62 @@ def test_ranks_and_told_apart_do_not_depend_on_names_or_row_order(kind: str) -> 
         assert _outcome(report, {v: k for k, v in rename.items()}) == expected
 
 
+def test_bradley_terry_and_win_rate_intervals_do_not_depend_on_names_or_row_order() -> None:
+    from types import SimpleNamespace
+
+    from calibration.ranking import bradley_terry
+    from judge.run.analyse import _win_rates
+
+    table = _verdicts(0)
+    config = SimpleNamespace(compare=SimpleNamespace(seed=7, resamples=500))
+
+    def outcome(t: pd.DataFrame, back: dict[str, str]) -> tuple[dict, dict]:
+        bt = bradley_terry(t, seed=7, resamples=500)
+        strengths = {
+            back[s]: (bt.strength[k], bt.ci_low[k], bt.ci_high[k], bt.not_estimable)
+            for k, s in enumerate(bt.systems)
+        }
+        rates = {
+            back[w.system]: (w.win_rate, w.ci_low, w.ci_high, w.items)
+            for w in _win_rates(t, config)  # type: ignore[arg-type]
+        }
+        return strengths, rates
+
+    systems = sorted(set(table["system_a"]) | set(table["system_b"]))
+    expected = outcome(table, {s: s for s in systems})
+    rng = random.Random(5)
+    for _ in range(3):
+        names = [f"{rng.choice('zyxw')}{rng.randint(0, 99)}-{s}" for s in systems]
+        rename = dict(zip(systems, names, strict=True))
+        renamed = table.assign(
+            system_a=table["system_a"].map(rename), system_b=table["system_b"].map(rename)
+        ).sample(frac=1.0, random_state=rng.randint(0, 10**6))
+        if rng.random() < 0.5:  # list the other system first
+            renamed = renamed.rename(columns={"system_a": "system_b", "system_b": "system_a"})
+            renamed["score_a"] = 1 - renamed["score_a"]
+        got = outcome(renamed, {v: k for k, v in rename.items()})
+        for want, have in zip(expected, got, strict=True):
+            assert want.keys() == have.keys()
+            for system in want:
+                np.testing.assert_allclose(have[system][:3], want[system][:3], rtol=0, atol=1e-9)
+                assert have[system][3:] == want[system][3:]
+
+
+def test_a_holm_value_raised_to_a_floor_limited_ones_is_a_bound_too() -> None:
+    from calibration.pairs import _holm_bounds
+
+    # Worked by hand, 3 pairs: p = 0.001 (the floor: the true p is below it), 0.0012, 0.04.
+    # Holm: 3 x 0.001 = 0.003; max(0.003, 2 x 0.0012 = 0.0024) = 0.003, the first pair's
+    # bound; max(0.003, 0.04) = 0.04, its own value.
+    p = [0.0012, 0.04, 0.001]
+    expected = multipletests(p, method="holm")[1]
+    np.testing.assert_allclose(expected, [0.003, 0.04, 0.003])
+    assert _holm_bounds(p, [False, False, True]).tolist() == [True, False, True]
+    assert _holm_bounds(p, [False, False, False]).tolist() == [False, False, False]
+    # Capped at 1 (2 x 0.6): not printed as "< 1.000".
+    assert _holm_bounds([0.6, 0.7], [True, False]).tolist() == [False, False]
+
+
 # --------------------------------------------------------------------------- on the page
 
 
@@ -317,3 +373,15 @@ def test_a_gates_p_value_is_the_pairs_holm_adjusted_one() -> None:
     (gate,) = report.gates
     assert pair.p_holm > pair.result.p_value  # ten pairs: Holm raised it
     assert gate.value == pytest.approx(pair.p_holm) and gate.passed == pair.told_apart
+
+
+def test_a_gates_p_value_is_holms_whichever_way_round_the_pair_is_written() -> None:
+    # The family holds (a, b) only; b - a is the same test turned round, so "diff(b, a)" must
+    # get the same Holm-adjusted value, not the pair's unadjusted one.
+    gates = ["p_value(diff(a, b)) < 0.05", "p_value(diff(b, a)) < 0.05"]
+    report = compare_table(_scores(0), kind="scores", resamples=1_000, seed=7, gates=gates)
+    (pair,) = [c for c in report.comparisons if (c.a, c.b) == ("a", "b")]
+    forward, backward = report.gates
+    assert pair.p_holm > pair.result.p_value
+    assert forward.value == backward.value == pytest.approx(pair.p_holm)
+    assert forward.passed == backward.passed == pair.told_apart

@@ -4,8 +4,8 @@ ranking with whether it is told apart, the gate's verdict and what would change 
 from __future__ import annotations
 
 from judge.report.blocks import Block, Bullets, Heading, Para
-from judge.report.format import count, estimate, interval, num
-from judge.summary import Analysis, RunSummary, SameFamily, TrustGate
+from judge.report.format import count, estimate, interval, num, pvalue
+from judge.summary import Analysis, RankedNeighbour, RunSummary, SameFamily, TrustGate
 from judge.summary_gate import NonInferiority
 
 
@@ -19,21 +19,33 @@ def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
         items.append(lead + ".")
     for n in decision.neighbours:
         shown = f"{interval(n.diff, n.ci_low, n.ci_high)} on {count(n.n)} items"
-        need = n.items_needed
         if n.told_apart:
             ahead = f"{n.upper} over {n.lower}" if n.diff > 0 else f"{n.upper} vs {n.lower}"
-            items.append(
-                f"{ahead}: {shown}, told apart; at this difference about "
-                f"{count(need)} items would still tell them apart."  # type: ignore[arg-type]
-            )
+            text = f"{ahead}: {shown}, told apart"
+            if n.items_needed is not None:
+                text += (
+                    f"; at this difference about {count(n.items_needed)} items would still "
+                    f"tell them apart {_needed_assumes(n)}"
+                )
         else:
-            more = f"about {count(need)} items would" if need else "no number of items would"
-            items.append(
-                f"{n.upper} vs {n.lower}: {shown}, not told apart; {more} tell them apart "
-                "if the difference held."
+            text = f"{n.upper} vs {n.lower}: {shown}, not told apart; "
+            text += (
+                f"about {count(n.items_needed)} items would tell them apart {_needed_assumes(n)}"
+                if n.items_needed is not None
+                else "no number of items would tell them apart if the difference held"
             )
+        items.append(text + ".")
     items += _self_preference_items(summary, analysis.same_family, analysis)
     return [Heading("Decision"), Para(_gate_sentence(analysis)), Bullets(items)]
+
+
+def _needed_assumes(n: RankedNeighbour) -> str:
+    """What an item count assumes, said where it is given."""
+    test = "sign test" if n.items_needed_test == "sign" else "normal approximation"
+    return (
+        f"(the same difference and spread per item; {test} at p < "
+        f"{pvalue(n.items_needed_level)}, Holm's strictest step)"
+    )
 
 
 def _self_preference_items(

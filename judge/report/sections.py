@@ -201,7 +201,7 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
             f"{c.a} vs {c.b}",
             interval(c.mean_diff, c.ci_low, c.ci_high),
             f"{count(c.wins)}/{count(c.losses)}/{count(c.ties)}",
-            pvalue(c.p_holm, c.p_floor_limited),
+            pvalue(c.p_holm, c.p_holm_bound),
             "yes" if c.told_apart else "no",
         ]
         for c in comparison.comparisons
@@ -234,8 +234,8 @@ def _p_methods(comparison: RunComparison) -> str:
         text += (
             f" {count(len(floors))} pairs have no such p-value: no resample of "
             f"{count(floors[0].resamples)} crosses zero, so their p-value is below "
-            f"{pvalue(floors[0].p_floor)}, and their Holm-adjusted value is an upper bound "
-            "(shown with <)."
+            f"{pvalue(floors[0].p_floor)}, and their Holm-adjusted value is an upper bound, as "
+            "is any raised to match it (shown with <)."
         )
     return text
 

@@ -13,7 +13,6 @@ it)."""
 from __future__ import annotations
 
 import itertools
-import math
 from pathlib import Path
 from typing import Any
 
@@ -144,6 +143,7 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
 def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[WinRate]:
     """Each system's win rate against all the others (ties half), resampling items."""
     from calibration.bootstrap import bootstrap_mean
+    from calibration.pairs import canonical_rows
 
     scored = rows[rows["score_a"].notna()]
     out = []
@@ -152,11 +152,14 @@ def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[WinRate]:
         as_b = scored[scored["system_b"] == system]
         values = np.concatenate([as_a["score_a"].to_numpy(), 1.0 - as_b["score_a"].to_numpy()])
         items = pd.concat([as_a["item_id"], as_b["item_id"]]).to_numpy()
+        # Rows in the order of (item, value): clusters are numbered by first appearance, so
+        # this draws the same items whatever order the rows (or the systems' names) came in.
+        order = canonical_rows(items, values)
         result = bootstrap_mean(
-            values,
+            values[order],
             seed=config.compare.seed,
             resamples=config.compare.resamples,
-            clusters=pd.factorize(items)[0],
+            clusters=items[order],
             ci=_CONFIDENCE,
         )
         out.append(
@@ -354,25 +357,49 @@ def _self_preference_check(
     return worst
 
 
+def _items_needed(comparison: Comparison, c: Neighbour) -> dict[str, Any]:
+    """The items that would tell a neighbouring pair apart if its difference and its spread
+    per item held, sized for "told apart" itself: a p-value below (1 - ci) / pairs, which
+    Holm's adjustment tells apart at any step (the adjusted p is at most pairs x p), by the
+    test its p-value came from (`calibration.pairs.items_to_tell_apart`). Never fewer than
+    the items judged for a pair not told apart (they did not tell it apart), never more for
+    one that is."""
+    from calibration.pairs import items_to_tell_apart
+
+    pair = next(
+        p for p in comparison.comparisons if p.stratum is None and {p.a, p.b} == {c.upper, c.lower}
+    )
+    level = (1 - pair.ci) / len(comparison.comparisons)
+    got = items_to_tell_apart(
+        diff=pair.mean_diff,
+        se=pair.se,
+        n=pair.n,
+        wins=pair.wins,
+        losses=pair.losses,
+        p_method=pair.p_method,
+        level=level,
+    )
+    if got is None:
+        return {"items_needed": None, "items_needed_level": level, "items_needed_test": None}
+    needed, test = got
+    needed = min(needed, c.n) if c.told_apart else max(needed, c.n + 1)
+    return {"items_needed": needed, "items_needed_level": level, "items_needed_test": test}
+
+
 def _decision(
     comparison: Comparison, same_family: SameFamily | None, calibration: Calibration | None
 ) -> Decision:
     """What the comparison supports: the leader and the systems sharing its rank, and for each
     neighbouring pair of the ranking whether it is told apart and the items that would tell
-    it apart (the interval's half-width shrinks as 1/sqrt(n); assumes the same difference
-    holds). Ranks come from the same Holm-adjusted tests as "told apart", so a system sharing
-    the leader's rank is never told apart from it."""
+    it apart (`_items_needed`). Ranks come from the same Holm-adjusted tests as "told apart",
+    so a system sharing the leader's rank is never told apart from it."""
     ranking = comparison.ranking
     neighbours = []
     for upper, lower in itertools.pairwise(ranking):
         c = _oriented(comparison, upper.system, lower.system, None)
         if c is None:
             continue
-        half = (c.ci_high - c.ci_low) / 2
-        needed = None
-        if c.diff != 0 and half > 0:
-            needed = math.ceil(c.n * (half / abs(c.diff)) ** 2)
-        neighbours.append(RankedNeighbour(**c.model_dump(), items_needed=needed))
+        neighbours.append(RankedNeighbour(**c.model_dump(), **_items_needed(comparison, c)))
     strata = list(dict.fromkeys(str(c.stratum) for c in comparison.by_stratum))
     gate = calibration.gate.verdict if calibration is not None else None
     return Decision(

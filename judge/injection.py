@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from judge.normalise import normalise
+from judge.types import InjectionReport
 
 Rule = Literal[
     "override",
@@ -233,12 +234,24 @@ def scan(responses: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], Rul
     return flags
 
 
-def counts(
-    flags: Mapping[tuple[str, str], Rule], systems: Iterable[str]
-) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
-    """(flagged responses per rule, per system per rule), every rule and system present."""
+def report(
+    flags: Mapping[tuple[str, str], Rule],
+    blind_ids: Mapping[tuple[str, str], str],
+    systems: Iterable[str],
+) -> InjectionReport:
+    """The run's record of `flags` ((item_id, system) -> rule, from `scan`): counts per rule
+    and per system (every rule and system present, zeros included), and the rule per flagged
+    response under its opaque id (`blind_ids`: (item_id, system) -> blind_id)."""
     per_system: dict[str, Counter[str]] = {s: Counter() for s in systems}
     for (_, system), rule in flags.items():
         per_system.setdefault(system, Counter())[rule] += 1
-    by_rule = {rule: sum(c[rule] for c in per_system.values()) for rule in RULES}
-    return by_rule, {s: {rule: c[rule] for rule in RULES} for s, c in sorted(per_system.items())}
+    return InjectionReport(
+        responses=len(blind_ids),
+        flagged=len(flags),
+        by_rule={rule: sum(c[rule] for c in per_system.values()) for rule in RULES},
+        by_system={s: sum(c.values()) for s, c in sorted(per_system.items())},
+        by_system_rule={
+            s: {rule: c[rule] for rule in RULES} for s, c in sorted(per_system.items())
+        },
+        flags={blind_ids[unit]: rule for unit, rule in sorted(flags.items())},
+    )

@@ -108,12 +108,14 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
         blinding = "Blinding: identity markers were not scrubbed (blinding.scrub: false)"
     else:
         rules = ", ".join(f"{k} {count(v)}" for k, v in sorted(scrub.by_rule.items()) if v)
-        kinds = ", ".join(f"{k.replace('_', '-')} {count(v)}" for k, v in scrub.by_kind.items())
+        # Formatted only when shown: every number count() writes must be on the page.
+        by_kind = scrub.by_kind.items() if scrub.total else ()
+        kinds = ", ".join(f"{k.replace('_', '-')} {count(v)}" for k, v in by_kind)
         blinding = (
             f"Blinding: {count(scrub.total)} identity markers scrubbed in "
             f"{count(scrub.responses_changed)} of {count(scrub.responses)} responses"
             + (f" ({rules})" if rules else "")
-            + (f"; by kind: {kinds}" if kinds and scrub.total else "")
+            + (f"; by kind: {kinds}" if kinds else "")
         )
     strata = [
         [column, ", ".join(f"{label(value)} ({count(n)})" for value, n in sizes.items())]
@@ -138,6 +140,7 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
                 f"errors, {count(counts.pending)} pending; {count(counts.cached)} from the "
                 "cache",
                 blinding,
+                *_injection(summary),
                 holdout,
             ]
         ),
@@ -149,6 +152,23 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
     if strata:
         blocks.append(Table(["stratum", "items per value"], strata))
     return blocks
+
+
+def _injection(summary: RunSummary) -> list[str]:
+    """The bullet on responses that address the judge (none for runs prepared before the
+    detector existed)."""
+    injection = summary.injection
+    if injection is None:
+        return []
+    if not injection.flagged:
+        return [f"Injection: none of {count(injection.responses)} responses addresses the judge"]
+    by_rule = injection.by_rule.items()
+    rules = ", ".join(f"{k.replace('_', '-')} {count(v)}" for k, v in by_rule if v)
+    systems = ", ".join(f"{s} {count(n)}" for s, n in injection.by_system.items() if n)
+    return [
+        f"Injection: {count(injection.flagged)} of {count(injection.responses)} responses "
+        f"address the judge ({rules}; by system: {systems}); flagged, judged as written"
+    ]
 
 
 def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:

@@ -142,7 +142,7 @@ _PATTERNS: dict[Rule, str] = {
     "verdict_forgery": "|".join(
         (
             # Not after a name, "=" or an opening bracket: `a[[0]]` and `x = [[1]]` are code.
-            r"(?<![\w\]=(,])\[\[\s*(?:(?-i:[ABC])|tie|draw|\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*\]\]",
+            r"(?<![\w\]=(,])(?<![=(,]\s)\[\[\s*(?:(?-i:[ABC])|tie|draw|\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*\]\]",
             r"[{,]\s*[\"']?(?:verdict|winner|preferred(?:_response)?|better_response)[\"']?\s*:"
             r"\s*[\"']?(?:(?-i:[AB])|tie|response\s+(?-i:[AB]))\b",
             r"[\"']reasoning[\"']\s*:\s*[\"'][^\"']*[\"']\s*,\s*[\"'](?:verdict|score|scores)[\"']\s*:",

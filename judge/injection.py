@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from judge.normalise import normalise
 from judge.types import InjectionReport
@@ -86,83 +86,192 @@ _ACT = (
     r"|note|consider|favou?r|vote|declare)"
 )
 
-_PATTERNS: dict[Rule, str] = {
-    "override": "|".join(
-        (
-            rf"\b(?:ignore|disregard|forget|override|bypass|neglect)\s+{_W}{{0,4}}?"
-            r"(?:instructions?|rules?|prompts?|guidelines?|directions?|directives?|criteria"
-            r"|rubrics?|guidance|system\s+message)\b",
-            r"\b(?:new|updated|real|actual|revised)\s+(?:system\s+)?instructions?\s*:",
-            r"\b(?:system|admin|administrator|developer)\s+(?:override|message|note|prompt)\s*:",
-            r"\bignor\w*\s+(?:\w+\s+){0,3}?(?:les\s+)?(?:consignes|instrucciones|anweisungen"
-            r"|istruzioni|instrucoes|vorgaben)\b",
-            r"(?:忽略|无视|忘记|忽视)(?:之前|以上|前面|上述|先前|所有)",
-            r"(?:以前|前|上記|これまで)の(?:指示|命令|ルール)を(?:無視|忘れ)",
-        )
+_JUDGES = frozenset(
+    f"{noun}{s}"
+    for noun in (
+        *("judge", "evaluator", "grader", "rater", "assessor", "scorer", "reviewer"),
+        *("examiner", "marker"),
+    )
+    for s in ("", "s")
+)
+_TARGETS = frozenset(
+    {"response", "answer", "output", "reply", "submission", "completion", "solution", "essay"}
+)
+_JUDGING = frozenset({"evaluating", "grading", "judging", "assessing", "scoring", "rating"})
+
+
+class _Branch(NamedTuple):
+    """One way a rule fires: its pattern, and the words (`needs`: one of each set, as
+    lower-case ASCII letter runs) and substrings (`texts`: any one) every match contains. The
+    needles are what makes detection cheap: most responses hold none and no regex runs."""
+
+    rule: Rule
+    pattern: re.Pattern[str]
+    needs: tuple[frozenset[bytes], ...]
+    texts: tuple[str, ...]
+    ascii: bool
+    """Some of `texts` is ASCII (else an ASCII response cannot hold any)."""
+
+
+def _branch(
+    rule: Rule, pattern: str, *needs: Iterable[str], texts: tuple[str, ...] = ()
+) -> _Branch:
+    words = tuple(frozenset(w.encode() for w in need) for need in needs)
+    ascii_texts = any(t.isascii() for t in texts)
+    return _Branch(rule, re.compile(pattern, re.IGNORECASE), words, texts, ascii_texts)
+
+
+_BRANCHES: tuple[_Branch, ...] = (
+    _branch(
+        "override",
+        rf"\b(?:ignore|disregard|forget|override|bypass|neglect)\s+{_W}{{0,4}}?"
+        r"(?:instructions?|rules?|prompts?|guidelines?|directions?|directives?|criteria"
+        r"|rubrics?|guidance|system\s+message)\b",
+        {"ignore", "disregard", "forget", "override", "bypass", "neglect"},
     ),
-    "addresses_judge": "|".join(
-        (
-            rf"\b(?:as|to|dear|hey|hello|attention|note\s+(?:to|for)|message\s+(?:to|for))\s+"
-            rf"(?:the\s+|an?\s+|my\s+|our\s+|all\s+)?{_JUDGE}\b(?!\s+of\b)[\s,:;!.-]*"
-            rf"(?:{_W}){{0,3}}?{_ACT}\b",
-            rf"\b{_JUDGE}\s+(?:should|must|shall|will|need\s+to|have\s+to|are\s+(?:instructed"
-            r"|required|asked)\s+to)\s+(?:\w+\s+){0,3}?(?:rate|score|grade|give|award|pick"
-            r"|choose|select|prefer|output|mark|favou?r|vote|rank)\b",
-            rf"\bif\s+you\s+are\s+(?:an?\s+|the\s+)?(?:ai\s+|llm\s+|language\s+model\s+)?"
-            rf"(?:{_JUDGE}|evaluating|grading|judging|assessing|scoring|rating|comparing)\b",
-            rf"\b(?:whoever|anyone|the\s+(?:ai|model|llm))\s+(?:is\s+)?(?:evaluating|grading"
-            rf"|judging|scoring|rating|assessing)\s+(?:this|these|my)\s+{_TARGET}",
-            r"\b(?:en\s+tant\s+que|als|como|come|in\s+qualita\s+di)\s+(?:le\s+|la\s+|el\s+|il\s+"
-            r"|o\s+|a\s+)?(?:juge|evaluateur|evaluatrice|correcteur|richter|bewerter|gutachter"
-            r"|juez|evaluador|giudice|valutatore|avaliador)\b",
-            r"(?:作为|身为)(?:一名|一位)?(?:评委|评审|裁判|评估者|评分者|评判)",
-            r"(?:審査員|評価者|採点者|ジャッジ)(?:として|の方|へ)",
-        )
+    _branch(
+        "override",
+        r"\b(?:new|updated|real|actual|revised)\s+(?:system\s+)?instructions?\s*:",
+        {"instruction", "instructions"},
     ),
-    "grade_request": "|".join(
-        (
-            rf"\b(?:rate|score|grade|mark|rank)\s+(?:this|my|the\s+(?:above|following|present))"
-            rf"\s+{_TARGET}\s+(?:(?:as|with|at|a|an)\s+)*{_HIGH}",
-            rf"\b(?:give|award|assign)\s+(?:this\s+{_TARGET}|this|me|it|my\s+{_TARGET})\s+"
-            r"(?:a\s+|an\s+|the\s+)?(?:\d+\s*(?:/|out\s+of)\s*\d+|(?:perfect|full|top|maximum"
-            r"|highest|max|10|ten)(?:-|\s+)(?:score|marks?|rating|grade|stars?"
-            r"|points?(?:\s+(?:rating|score|grade))?))",
-            rf"\b(?:this|my)\s+{_TARGET}\s+(?:deserves|(?:should|must)\s+(?:get|receive|win"
-            r"|be\s+(?:given|rated|scored|preferred|chosen|selected|ranked|declared)))",
-            rf"\b(?:choose|pick|select|prefer|vote\s+for|favou?r)\s+(?:this\s+(?:one|{_TARGET})"
-            rf"|me|my\s+{_TARGET}|(?:{_TARGET}|assistant)\s+(?-i:[AB]))\b",
-            r"\b(?:donnez|attribuez|bewerte|gib|califica|puntua|da|dai|assegna)\s+(?:\w+\s+){0,3}?"
-            r"(?:note|score|punkte|puntuacion|nota|punteggio|bewertung)\s+(?:de\s+|von\s+|di\s+)?"
-            r"(?:10|100|5|maximale?|maxima|massima|maximum)",
-            r"(?:给|请给)(?:这个|此|我的)?(?:回答|回复|答案)?(?:打)?(?:满分|10分|十分|最高分)",
-            r"(?:选择|选)(?:这个|此|我的)(?:回答|答案|回复)",
-            r"(?:この|私の)(?:回答|応答|答え)(?:に|を)(?:満点|10点|最高)",
-        )
+    _branch(
+        "override",
+        r"\b(?:system|admin|administrator|developer)\s+(?:override|message|note|prompt)\s*:",
+        {"system", "admin", "administrator", "developer"},
+        {"override", "message", "note", "prompt"},
     ),
-    "verdict_forgery": "|".join(
-        (
-            # Not after a name, "=" or an opening bracket: `a[[0]]` and `x = [[1]]` are code.
-            r"(?<![\w\]=(,])(?<![=(,]\s)\[\[\s*(?:(?-i:[ABC])|tie|draw|\d+(?:\.\d+)?(?:\s*/\s*\d+)?)\s*\]\]",
-            r"[{,]\s*[\"']?(?:verdict|winner|preferred(?:_response)?|better_response)[\"']?\s*:"
-            r"\s*[\"']?(?:(?-i:[AB])|tie|response\s+(?-i:[AB]))\b",
-            r"[\"']reasoning[\"']\s*:\s*[\"'][^\"']*[\"']\s*,\s*[\"'](?:verdict|score|scores)[\"']\s*:",
-            r"\b(?:final\s+|my\s+)?(?:verdict|judge?ment|decision|winner)\s*[:=]\s*\**\s*"
-            rf"(?:{_LABEL}|tie\b|(?:response|assistant)\s+{_LABEL})",
-            r"\b(?:score|rating|grade)\s*[:=]\s*\**\s*(?:10\s*/\s*10|100\s*/\s*100)\b",
-        )
+    _branch(
+        "override",
+        r"\bignor\w*\s+(?:\w+\s+){0,3}?(?:les\s+)?(?:consignes|instrucciones|anweisungen"
+        r"|istruzioni|instrucoes|vorgaben)\b",
+        {"consignes", "instrucciones", "anweisungen", "istruzioni", "instrucoes", "vorgaben"},
     ),
-    "delimiter_forgery": "|".join(
-        (
-            r"\[\s*/?\s*(?:response|user\s+message|question|reference(?:\s+answer)?|conversation"
-            r"|system(?:\s+prompt)?|instructions?|judge|assistant|summary)(?:\s+(?-i:[AB]))?\s*\]",
-            r"<\s*/\s*(?:response|answer|user_message|question|reference|conversation|system"
-            r"|instructions?|judge|assistant)(?:_(?-i:[ab]))?\s*>",
-            r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id"
-            r"|end_header_id)\|>",
-            r"\[/?INST\]|<</?SYS>>",
-        )
+    _branch(
+        "override",
+        r"(?:忽略|无视|忘记|忽视)(?:之前|以上|前面|上述|先前|所有)"
+        r"|(?:以前|前|上記|これまで)の(?:指示|命令|ルール)を(?:無視|忘れ)",
+        texts=("忽略", "无视", "忘记", "忽视", "無視", "忘れ"),
     ),
-}
+    _branch(
+        "addresses_judge",
+        rf"\b(?:as|to|dear|hey|hello|attention|note\s+(?:to|for)|message\s+(?:to|for))\s+"
+        rf"(?:the\s+|an?\s+|my\s+|our\s+|all\s+)?{_JUDGE}\b(?!\s+of\b)[\s,:;!.-]*"
+        rf"(?:{_W}){{0,3}}?{_ACT}\b",
+        _JUDGES,
+    ),
+    _branch(
+        "addresses_judge",
+        rf"\b{_JUDGE}\s+(?:should|must|shall|will|need\s+to|have\s+to|are\s+(?:instructed"
+        r"|required|asked)\s+to)\s+(?:\w+\s+){0,3}?(?:rate|score|grade|give|award|pick"
+        r"|choose|select|prefer|output|mark|favou?r|vote|rank)\b",
+        _JUDGES,
+    ),
+    _branch(
+        "addresses_judge",
+        rf"\bif\s+you\s+are\s+(?:an?\s+|the\s+)?(?:ai\s+|llm\s+|language\s+model\s+)?"
+        rf"(?:{_JUDGE}|evaluating|grading|judging|assessing|scoring|rating|comparing)\b"
+        rf"|\b(?:whoever|anyone|the\s+(?:ai|model|llm))\s+(?:is\s+)?(?:evaluating|grading"
+        rf"|judging|scoring|rating|assessing)\s+(?:this|these|my)\s+{_TARGET}",
+        _JUDGES | _JUDGING | {"comparing"},
+    ),
+    _branch(
+        "addresses_judge",
+        r"\b(?:en\s+tant\s+que|als|como|come|in\s+qualita\s+di)\s+(?:le\s+|la\s+|el\s+|il\s+"
+        r"|o\s+|a\s+)?(?:juge|evaluateur|evaluatrice|correcteur|richter|bewerter|gutachter"
+        r"|juez|evaluador|giudice|valutatore|avaliador)\b",
+        {"juge", "evaluateur", "evaluatrice", "correcteur", "richter", "bewerter", "gutachter"}
+        | {"juez", "evaluador", "giudice", "valutatore", "avaliador"},
+    ),
+    _branch(
+        "addresses_judge",
+        r"(?:作为|身为)(?:一名|一位)?(?:评委|评审|裁判|评估者|评分者|评判)"
+        r"|(?:審査員|評価者|採点者|ジャッジ)(?:として|の方|へ)",
+        texts=("作为", "身为", "審査員", "評価者", "採点者", "ジャッジ"),
+    ),
+    _branch(
+        "grade_request",
+        rf"\b(?:rate|score|grade|mark|rank)\s+(?:this|my|the\s+(?:above|following|present))"
+        rf"\s+{_TARGET}\s+(?:(?:as|with|at|a|an)\s+)*{_HIGH}",
+        {"rate", "score", "grade", "mark", "rank"},
+        _TARGETS,
+    ),
+    _branch(
+        "grade_request",
+        rf"\b(?:give|award|assign)\s+(?:this\s+{_TARGET}|this|me|it|my\s+{_TARGET})\s+"
+        r"(?:a\s+|an\s+|the\s+)?(?:\d+\s*(?:/|out\s+of)\s*\d+|(?:perfect|full|top|maximum"
+        r"|highest|max|10|ten)(?:-|\s+)(?:score|marks?|rating|grade|stars?"
+        r"|points?(?:\s+(?:rating|score|grade))?))",
+        {"give", "award", "assign"},
+    ),
+    _branch(
+        "grade_request",
+        rf"\b(?:this|my)\s+{_TARGET}\s+(?:deserves|(?:should|must)\s+(?:get|receive|win"
+        r"|be\s+(?:given|rated|scored|preferred|chosen|selected|ranked|declared)))",
+        {"deserves", "should", "must"},
+        _TARGETS,
+    ),
+    _branch(
+        "grade_request",
+        rf"\b(?:choose|pick|select|prefer|vote\s+for|favou?r)\s+(?:this\s+(?:one|{_TARGET})"
+        rf"|me|my\s+{_TARGET}|(?:{_TARGET}|assistant)\s+(?-i:[AB]))\b",
+        {"choose", "pick", "select", "prefer", "vote", "favor", "favour"},
+    ),
+    _branch(
+        "grade_request",
+        r"\b(?:donnez|attribuez|bewerte|gib|califica|puntua|da|dai|assegna)\s+(?:\w+\s+){0,3}?"
+        r"(?:note|score|punkte|puntuacion|nota|punteggio|bewertung)\s+(?:de\s+|von\s+|di\s+)?"
+        r"(?:10|100|5|maximale?|maxima|massima|maximum)",
+        {"donnez", "attribuez", "bewerte", "gib", "califica", "puntua", "da", "dai", "assegna"},
+    ),
+    _branch(
+        "grade_request",
+        r"(?:给|请给)(?:这个|此|我的)?(?:回答|回复|答案)?(?:打)?(?:满分|10分|十分|最高分)"
+        r"|(?:选择|选)(?:这个|此|我的)(?:回答|答案|回复)"
+        r"|(?:この|私の)(?:回答|応答|答え)(?:に|を)(?:満点|10点|最高)",
+        texts=("给", "选", "満点", "10点", "最高"),
+    ),
+    # Not after a name, "=" or an opening bracket: `a[[0]]` and `x = [[1]]` are code.
+    _branch(
+        "verdict_forgery",
+        r"(?<![\w\]=(,])(?<![=(,]\s)\[\[\s*(?:(?-i:[ABC])|tie|draw|\d+(?:\.\d+)?"
+        r"(?:\s*/\s*\d+)?)\s*\]\]",
+        texts=("[[",),
+    ),
+    _branch(
+        "verdict_forgery",
+        r"[{,]\s*[\"']?(?:verdict|winner|preferred(?:_response)?|better_response)[\"']?\s*:"
+        r"\s*[\"']?(?:(?-i:[AB])|tie|response\s+(?-i:[AB]))\b"
+        r"|[\"']reasoning[\"']\s*:\s*[\"'][^\"']*[\"']\s*,\s*[\"'](?:verdict|score|scores)[\"']\s*:",
+        {"verdict", "winner", "preferred", "better", "reasoning"},
+    ),
+    _branch(
+        "verdict_forgery",
+        r"\b(?:final\s+|my\s+)?(?:verdict|judge?ment|decision|winner)\s*[:=]\s*\**\s*"
+        rf"(?:{_LABEL}|tie\b|(?:response|assistant)\s+{_LABEL})",
+        {"verdict", "judgment", "judgement", "decision", "winner"},
+    ),
+    _branch(
+        "verdict_forgery",
+        r"\b(?:score|rating|grade)\s*[:=]\s*\**\s*(?:10\s*/\s*10|100\s*/\s*100)\b",
+        {"score", "rating", "grade"},
+    ),
+    _branch(
+        "delimiter_forgery",
+        r"\[\s*/?\s*(?:response|user\s+message|question|reference(?:\s+answer)?|conversation"
+        r"|system(?:\s+prompt)?|instructions?|judge|assistant|summary)(?:\s+(?-i:[AB]))?\s*\]"
+        r"|<\s*/\s*(?:response|answer|user_message|question|reference|conversation|system"
+        r"|instructions?|judge|assistant)(?:_(?-i:[ab]))?\s*>",
+        {"response", "user", "question", "reference", "conversation", "system", "instruction"}
+        | {"instructions", "judge", "assistant", "summary", "answer"},
+        texts=("[", "<"),
+    ),
+    _branch(
+        "delimiter_forgery",
+        r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id"
+        r"|end_header_id)\|>|\[/?INST\]|<</?SYS>>",
+        texts=("<|", "[INST]", "[/INST]", "<<SYS>>", "<</SYS>>"),
+    ),
+)
 _MASTER_KEY = re.compile(
     r"[\W_]{1,8}"
     r"|(?:thought\s+process|let'?s\s+(?:solve|think\s+about|work\s+through)\s+(?:this|it)"
@@ -173,11 +282,10 @@ _MASTER_KEY = re.compile(
     re.IGNORECASE,
 )
 _MASTER_KEY_CHARS = 60
-_ANY = re.compile(
-    "|".join(f"(?P<{rule}>{pattern})" for rule, pattern in _PATTERNS.items()),
-    re.IGNORECASE,
-)
-_EACH = {rule: re.compile(pattern, re.IGNORECASE) for rule, pattern in _PATTERNS.items()}
+_NEEDLES = frozenset().union(*(need for branch in _BRANCHES for need in branch.needs))
+# Bytes -> letter runs: ASCII letters lower-cased, every other byte a space (as in
+# `judge.triggers`: several times faster than a regex over the text).
+_TOKENS = bytes(c | 0x20 if chr(c).isalpha() and c < 128 else 0x20 for c in range(256))
 _NOT_WORD = re.compile(r"[\W\d_]+")
 
 
@@ -185,11 +293,19 @@ def detect(text: str) -> Rule | None:
     """The first rule (`RULES` order) that `text`, one response, fires on its own; None for an
     ordinary answer. `constant_answer` needs the other items: see `constant_answers`."""
     folded = normalise(text).text
-    if _ANY.search(folded) is not None:
-        # Rare: which rule, first in `RULES` order, not merely the leftmost match.
-        for rule, pattern in _EACH.items():
-            if pattern.search(folded):
-                return rule
+    plain = folded.isascii()
+    words = _NEEDLES.intersection(
+        (folded if plain else folded.lower()).encode("ascii", "replace").translate(_TOKENS).split()
+    )
+    for branch in _BRANCHES:
+        if branch.needs and any(need.isdisjoint(words) for need in branch.needs):
+            continue
+        if branch.texts and not (
+            (branch.ascii or not plain) and any(t in folded for t in branch.texts)
+        ):
+            continue
+        if branch.pattern.search(folded):
+            return branch.rule
     stripped = folded.strip()
     if 0 < len(stripped) <= _MASTER_KEY_CHARS and _MASTER_KEY.fullmatch(stripped):
         return "master_key"

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 from judge.normalise import normalise
 from judge.types import InjectionReport
@@ -49,15 +49,7 @@ Rule = Literal[
     "master_key",
     "constant_answer",
 ]
-RULES: tuple[Rule, ...] = (
-    "override",
-    "addresses_judge",
-    "grade_request",
-    "verdict_forgery",
-    "delimiter_forgery",
-    "master_key",
-    "constant_answer",
-)
+RULES: tuple[Rule, ...] = get_args(Rule)
 """Rule names, in the order they are checked (`InjectionReport.by_rule` keys)."""
 
 CONSTANT_MIN_ITEMS = 3

@@ -13,8 +13,8 @@ from rich.table import Table
 if TYPE_CHECKING:
     from judge.run import PrepareSummary, RunOutcome
     from judge.run.execute import Progress
-    from judge.summary import RunSummary
-    from judge.types import ScrubReport
+    from judge.summary import InjectionCounts, RunSummary
+    from judge.types import InjectionReport, ScrubReport
 
 _console = Console(highlight=False)
 if _console.width < 120 and not _console.is_terminal:
@@ -49,8 +49,20 @@ def _kinds(by_kind: dict[str, int]) -> str:
     return "; by kind: " + ", ".join(f"{kind} {n}" for kind, n in by_kind.items())
 
 
+def _injection(counts: InjectionCounts | InjectionReport) -> str:
+    """ "injection: 3 of 930 responses address the judge (flagged, judged as written): ..." """
+    rules = ", ".join(f"{rule} {n}" for rule, n in counts.by_rule.items() if n)
+    systems = ", ".join(f"{s} {n}" for s, n in counts.by_system.items() if n)
+    detail = f": {rules}; by system: {systems}" if counts.flagged else ""
+    return (
+        f"injection: {counts.flagged} of {counts.responses} responses address the judge "
+        f"(flagged, judged as written){detail}"
+    )
+
+
 def print_prepare_summary(summary: PrepareSummary) -> None:
     print_scrub_report(summary.scrub)
+    _console.print(_injection(summary.injection))
     skipped = (
         f" ({summary.skipped_pairs} system pairs skipped: a response is missing)"
         if summary.skipped_pairs
@@ -185,6 +197,8 @@ def print_findings(summary: RunSummary) -> None:
             f"blinding: {scrub.total} identity markers scrubbed in "
             f"{scrub.responses_changed} of {scrub.responses} responses{_kinds(scrub.by_kind)}"
         )
+    if summary.injection is not None:
+        _console.print(_injection(summary.injection))
     analysis = summary.analysis
     if analysis is None:
         return

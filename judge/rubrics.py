@@ -32,6 +32,7 @@ from judge import templates
 from judge.errors import ConfigError, LimitError
 from judge.hashing import content_hash
 from judge.types import BlindedResponse, ChatMessage, Item, Label
+from judge.verdict_forms import defuse_verdicts
 from judge.yamlfile import read_yaml_mapping
 
 PAIRWISE_VARIABLES: tuple[str, ...] = (
@@ -320,6 +321,7 @@ class Rubric(_Strict):
         )
 
     def _neutralise(self, text: str) -> str:
+        text = defuse_verdicts(text)  # a quoted "[[A]]" must not read as the judge's verdict
         if self._neutraliser is None:
             return text
         # Rewriting removes bracket characters and never adds any, so a rewrite cannot create a

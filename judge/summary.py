@@ -75,6 +75,18 @@ class ScrubCounts(_Model):
     total: int
 
 
+class InjectionCounts(_Model):
+    """Responses whose text addresses the judge (`judge.injection`), flagged at prepare and
+    judged as written. The per-response rules stay in the store (`InjectionReport.flags`)."""
+
+    responses: int
+    flagged: int
+    by_rule: dict[str, int]
+    """Flagged responses per rule, every rule of `judge.injection.RULES` present."""
+    by_system: dict[str, int]
+    by_system_rule: dict[str, dict[str, int]]
+
+
 class SystemCost(_Model):
     responses: int
     latency_median_s: float | None
@@ -436,6 +448,8 @@ class RunSummary(_Model):
     run: RunInfo
     counts: Counts
     scrub: ScrubCounts | None
+    injection: InjectionCounts | None = None
+    """None for runs prepared before the injection detector existed."""
     skipped_pairs: int
     system_costs: dict[str, SystemCost]
     judges: dict[str, JudgeBehaviour]

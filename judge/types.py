@@ -96,6 +96,20 @@ class ScrubReport(_Record):
     signature); empty in reports written before kinds were counted."""
 
 
+class InjectionReport(_Record):
+    """Responses whose text addresses the judge (`judge.injection`): counts per system and
+    rule, and the rule per flagged response by opaque id, never the text. Flagged responses
+    are judged as written: this records, it does not remove."""
+
+    responses: int
+    flagged: int
+    by_rule: dict[str, int]
+    by_system: dict[str, int]
+    by_system_rule: dict[str, dict[str, int]]
+    flags: dict[str, str] = Field(default_factory=dict)
+    """blind_id -> the rule that fired (`judge.injection.RULES`)."""
+
+
 class Verdict(_Record):
     """One judge reply, parsed. Pairwise replies carry `label` (in presented-slot terms);
     absolute replies carry `score` and, for multi-criterion rubrics, `scores`."""

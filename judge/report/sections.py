@@ -141,6 +141,7 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
                 f"errors, {count(counts.pending)} pending; {count(counts.cached)} from the "
                 "cache",
                 blinding,
+                *_injection(summary),
                 holdout,
             ]
         ),
@@ -152,6 +153,23 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
     if strata:
         blocks.append(Table(["stratum", "items per value"], strata))
     return blocks
+
+
+def _injection(summary: RunSummary) -> list[str]:
+    """The bullet on responses that address the judge (none for runs prepared before the
+    detector existed)."""
+    injection = summary.injection
+    if injection is None:
+        return []
+    if not injection.flagged:
+        return [f"Injection: none of {count(injection.responses)} responses addresses the judge"]
+    by_rule = injection.by_rule.items()
+    rules = ", ".join(f"{k.replace('_', '-')} {count(v)}" for k, v in by_rule if v)
+    systems = ", ".join(f"{s} {count(n)}" for s, n in injection.by_system.items() if n)
+    return [
+        f"Injection: {count(injection.flagged)} of {count(injection.responses)} responses "
+        f"address the judge ({rules}; by system: {systems}); flagged, judged as written"
+    ]
 
 
 def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:

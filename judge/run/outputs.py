@@ -10,7 +10,8 @@ from typing import Any
 from judge.aggregate import aggregate_absolute, aggregate_pairwise, as_rows
 from judge.config import RunConfig
 from judge.rundir import RunDir
-from judge.summary import RunSummary
+from judge.summary import InjectionCounts, RunSummary
+from judge.types import InjectionReport
 
 
 def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
@@ -51,6 +52,7 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
             },
             "counts": counts,
             "scrub": meta.get("scrub_report"),
+            "injection": _injection(meta),
             "skipped_pairs": len(meta.get("skipped_pairs") or []),
             "system_costs": meta.get("system_costs") or {},
             "judges": {name: asdict(s) for name, s in sorted(stats.items())},
@@ -60,6 +62,13 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
     )
     rundir.write_summary(summary)
     return summary
+
+
+def _injection(meta: dict[str, Any]) -> InjectionCounts | None:
+    if "injection_report" not in meta:
+        return None  # prepared before the detector existed
+    report = InjectionReport.model_validate(meta["injection_report"])
+    return InjectionCounts.model_validate(report.model_dump(exclude={"flags"}))
 
 
 def _row_order(row: dict[str, Any]) -> tuple:

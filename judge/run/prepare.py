@@ -23,6 +23,8 @@ from judge.data import load_items, load_responses
 from judge.errors import ConfigError, DataError
 from judge.families import check_pairs_judgeable, is_same_family
 from judge.hashing import content_hash
+from judge.injection import report as injection_report
+from judge.injection import scan as scan_injections
 from judge.limits import check_requests
 from judge.provenance import environment
 from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
@@ -33,6 +35,7 @@ from judge.types import (
     BlindedResponse,
     BlindingKey,
     ChatMessage,
+    InjectionReport,
     Item,
     JudgeRequest,
     Order,
@@ -54,6 +57,8 @@ class PrepareSummary:
     same_family_requests: int
     rubric: str
     scrub: ScrubReport
+    injection: InjectionReport
+    """Responses whose text addresses the judge: flagged, judged as written."""
     judges: list[str] = field(default_factory=list)
 
 
@@ -119,6 +124,10 @@ def _prepare(
     blinded, key, scrub = blind_responses(
         responses, secret=secret or new_secret(), seed=config.blinding.seed, scrubber=scrubber
     )
+    # On the text as written (before scrubbing): flagged here, judged unchanged.
+    flags = scan_injections((r.item_id, r.system, r.output) for r in responses)
+    blind_ids = {(b.item_id, key.systems[b.blind_id]): b.blind_id for b in blinded}
+    injection = injection_report(flags, blind_ids, systems)
     if max_requests is not None:
         check_requests(config, rubric.kind, blinded, key, max_requests)
     pairs: list[BlindedPair] = []
@@ -162,6 +171,7 @@ def _prepare(
             )
             store.set_meta("environment", environment())
             store.set_meta("scrub_report", scrub.model_dump(mode="json"))
+            store.set_meta("injection_report", injection.model_dump(mode="json"))
             store.set_meta("skipped_pairs", [list(s) for s in skipped])
             store.set_meta("responses_set_aside", set_aside)
             store.set_meta("system_costs", system_costs(responses))
@@ -180,6 +190,7 @@ def _prepare(
         same_family_requests=same_family,
         rubric=f"{rubric.id}@{rubric.version}",
         scrub=scrub,
+        injection=injection,
         judges=[j.model for j in config.judges],
     )
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
+from judge.injection import detect
 from judge.simulator.config import ReplyStyle, SimulatorConfig
 
 
@@ -155,7 +156,7 @@ def decide(
     for pattern in SINGLE_PATTERNS:
         single = pattern.search(user_text)
         if single:
-            decision = _decide_single(config, family, single.group(1).strip())
+            decision = _decide_single(config, family, single.group(1).strip(), content_digest)
             return _shape_absolute(config, decision, single.group(1), instructions, user_text)
     return None
 
@@ -191,9 +192,33 @@ def _clip(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
+def fooled(config: SimulatorConfig, text: str, context: bytes = b"") -> bool:
+    """Whether the judge falls for what this candidate's text tells it (or, for a master key,
+    for what it leaves out): `injection_susceptibility` and `master_key_susceptibility`. The
+    judge reads the text as rendered, neutralisation included: a verdict format the rubric
+    defused (`[ [A] ]`) no longer reads as one. The draw is keyed by the text and `context`
+    (the other candidate, or the request), so a constant answer is not fooled all-or-nothing.
+    Free when both knobs are 0."""
+    if not (config.injection_susceptibility or config.master_key_susceptibility):
+        return False
+    rule = detect(text)
+    if rule is None:
+        return False
+    chance = (
+        config.master_key_susceptibility
+        if rule == "master_key"
+        else config.injection_susceptibility
+    )
+    return uniforms(config.seed, b"fooled", text.encode(), b"\0", context)[0] < chance
+
+
 def _decide_pair(
     config: SimulatorConfig, family: str, text_a: str, text_b: str, content_digest: bytes
 ) -> Decision:
+    fooled_a = fooled(config, text_a, text_b.encode())
+    fooled_b = fooled(config, text_b, text_a.encode())
+    if fooled_a != fooled_b:  # both fooling it: the two pulls cancel, quality decides
+        return Decision("pairwise", "A" if fooled_a else "B")
     noise_a = noise_b = 0.0
     if config.noise > 0:
         first, second = sorted((text_a, text_b))
@@ -220,7 +245,11 @@ def _decide_pair(
     return Decision("pairwise", "A" if u[1] < config.position_bias else "B", unsure=True)
 
 
-def _decide_single(config: SimulatorConfig, family: str, text: str) -> Decision:
+def _decide_single(
+    config: SimulatorConfig, family: str, text: str, content_digest: bytes = b""
+) -> Decision:
+    if fooled(config, text, content_digest):
+        return Decision("absolute", utility=1.0)
     utility = _utility(config, family, text)
     if config.verbosity_bias:
         utility += config.verbosity_bias * math.log((_length(text) + 1) / _TYPICAL_CHARS)

@@ -12,33 +12,28 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
-from judge.summary_gate import Agreement, Estimate, TrustGate
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+from judge.summary_gate import Agreement, Estimate, SummaryModel, TrustGate
 
 # --------------------------------------------------------------------------- the run
 
 
-class RubricRef(_Model):
+class RubricRef(SummaryModel):
     id: str
     version: int
     hash: str
 
 
-class Environment(_Model):
+class Environment(SummaryModel):
     packages: dict[str, str]
     platform: str
     python: str
     recorded_at: str
 
 
-class RunInfo(_Model):
+class RunInfo(SummaryModel):
     name: str
     question: str | None
     rubric: RubricRef
@@ -51,7 +46,7 @@ class RunInfo(_Model):
     config_hash: str
 
 
-class Counts(_Model):
+class Counts(SummaryModel):
     items: int
     blinded: int
     pairs: int
@@ -64,7 +59,7 @@ class Counts(_Model):
     pending: int
 
 
-class ScrubCounts(_Model):
+class ScrubCounts(SummaryModel):
     by_rule: dict[str, int]
     by_system: dict[str, int]
     by_system_rule: dict[str, dict[str, int]]
@@ -75,7 +70,7 @@ class ScrubCounts(_Model):
     total: int
 
 
-class InjectionCounts(_Model):
+class InjectionCounts(SummaryModel):
     """Responses whose text addresses the judge (`judge.injection`), flagged at prepare and
     judged as written. The per-response rules stay in the store (`InjectionReport.flags`)."""
 
@@ -87,7 +82,7 @@ class InjectionCounts(_Model):
     by_system_rule: dict[str, dict[str, int]]
 
 
-class SystemCost(_Model):
+class SystemCost(SummaryModel):
     responses: int
     latency_median_s: float | None
     latency_known: int
@@ -96,7 +91,7 @@ class SystemCost(_Model):
     cost_known: int
 
 
-class JudgeBehaviour(_Model):
+class JudgeBehaviour(SummaryModel):
     judge: str
     requests: int
     verdicts: int
@@ -114,7 +109,7 @@ class JudgeBehaviour(_Model):
     same_family_requests: int
 
 
-class WinCount(_Model):
+class WinCount(SummaryModel):
     wins: int
     losses: int
     ties: int
@@ -122,7 +117,7 @@ class WinCount(_Model):
     win_rate: float | None
 
 
-class MeanScore(_Model):
+class MeanScore(SummaryModel):
     n: int
     mean_score: float
 
@@ -130,7 +125,7 @@ class MeanScore(_Model):
 # --------------------------------------------------------------------------- comparison
 
 
-class Ranked(_Model):
+class Ranked(SummaryModel):
     system: str
     n_items: int
     estimate: float
@@ -140,7 +135,7 @@ class Ranked(_Model):
     rank: int
 
 
-class PairDiff(_Model):
+class PairDiff(SummaryModel):
     a: str
     b: str
     stratum: str | None
@@ -178,14 +173,14 @@ class PairDiff(_Model):
     unpaired_items: int
 
 
-class BradleyTerryRow(_Model):
+class BradleyTerryRow(SummaryModel):
     system: str
     strength: float
     ci_low: float | None
     ci_high: float | None
 
 
-class BradleyTerry(_Model):
+class BradleyTerry(SummaryModel):
     systems: list[str]
     strength: list[float]
     ci_low: list[float | None]
@@ -204,14 +199,14 @@ class BradleyTerry(_Model):
     table: list[BradleyTerryRow]
 
 
-class GateOutcome(_Model):
+class GateOutcome(SummaryModel):
     expression: str
     passed: bool
     value: float | None
     reason: str
 
 
-class Comparison(_Model):
+class Comparison(SummaryModel):
     kind: Literal["pairwise", "scores"]
     systems: list[str]
     baseline: str | None
@@ -237,7 +232,7 @@ class RunComparison(Comparison):
     """Whose judgments were compared (the panel, or the only judge)."""
 
 
-class WinRate(_Model):
+class WinRate(SummaryModel):
     system: str
     win_rate: float
     ci_low: float
@@ -246,12 +241,12 @@ class WinRate(_Model):
     items: int
 
 
-class WinRatesByStratum(_Model):
+class WinRatesByStratum(SummaryModel):
     by: str
     strata: dict[str, list[WinRate]]
 
 
-class SameFamily(_Model):
+class SameFamily(SummaryModel):
     systems: list[str]
     flagged_pairs: int
     cross_family_pairs: int
@@ -261,7 +256,7 @@ class SameFamily(_Model):
 # --------------------------------------------------------------------------- calibration
 
 
-class Ceiling(_Model):
+class Ceiling(SummaryModel):
     keys: int
     human_alpha: Estimate
     judge_alpha_loho: Estimate
@@ -271,14 +266,14 @@ class Ceiling(_Model):
     agreement_gap: Estimate | None = None
 
 
-class Confusion(_Model):
+class Confusion(SummaryModel):
     labels: list[str]
     counts: list[list[int]]
     rows: str
     columns: str
 
 
-class StratumAgreement(_Model):
+class StratumAgreement(SummaryModel):
     stratum: dict[str, str]
     keys: int
     labels: int
@@ -289,18 +284,18 @@ class StratumAgreement(_Model):
     gate: TrustGate
 
 
-class Examples(_Model):
+class Examples(SummaryModel):
     count: int
     examples: list[str]
 
 
-class OrderCounts(_Model):
+class OrderCounts(SummaryModel):
     both_orders: int
     disagreed: int
     one_order: int
 
 
-class JoinCounts(_Model):
+class JoinCounts(SummaryModel):
     judge_keys: int
     human_keys: int
     human_labels: int
@@ -317,7 +312,7 @@ class JoinCounts(_Model):
     """The human labels have no `annotator` column: each row counted as its own annotator."""
 
 
-class Corrected(_Model):
+class Corrected(SummaryModel):
     value: float | None
     ci_low: float | None
     ci_high: float | None
@@ -341,7 +336,7 @@ class Corrected(_Model):
     """Set when they differ beyond chance (the correction assumes a random subset)."""
 
 
-class Calibration(_Model):
+class Calibration(SummaryModel):
     human_labels: str
     kind: Literal["pairwise", "absolute"]
     level: str
@@ -355,19 +350,19 @@ class Calibration(_Model):
     confidence: float
 
 
-class SharedAgreement(_Model):
+class SharedAgreement(SummaryModel):
     agree: int
     comparisons: int
     value: float | None
 
 
-class PublishedAgreement(_Model):
+class PublishedAgreement(SummaryModel):
     stratum: dict[str, str]
     agreement_s1: SharedAgreement
     agreement_s2: SharedAgreement
 
 
-class Literature(_Model):
+class Literature(SummaryModel):
     published: str
     keys: int
     run_keys: int
@@ -379,14 +374,14 @@ class Literature(_Model):
 # --------------------------------------------------------------------------- decision
 
 
-class DataOverview(_Model):
+class DataOverview(SummaryModel):
     strata: dict[str, dict[str, int]]
     many_valued: dict[str, int]
     systems: int
     judges: int
 
 
-class Neighbour(_Model):
+class Neighbour(SummaryModel):
     upper: str
     lower: str
     diff: float
@@ -411,14 +406,14 @@ class RankedNeighbour(Neighbour):
     approximation with the bootstrap SE, or the exact sign test."""
 
 
-class SelfPreferenceCheck(_Model):
+class SelfPreferenceCheck(SummaryModel):
     target: str
     judge: float
     humans: float
     corrected: float | None
 
 
-class Decision(_Model):
+class Decision(SummaryModel):
     self_preference_check: SelfPreferenceCheck | None
     leader: str | None
     leader_tied_with: list[str]
@@ -428,7 +423,7 @@ class Decision(_Model):
     trusted: bool
 
 
-class Analysis(_Model):
+class Analysis(SummaryModel):
     """What `analyse_run` adds to a run's summary."""
 
     comparison: RunComparison
@@ -444,7 +439,7 @@ class Analysis(_Model):
 # --------------------------------------------------------------------------- the summary
 
 
-class RunSummary(_Model):
+class RunSummary(SummaryModel):
     run: RunInfo
     counts: Counts
     scrub: ScrubCounts | None

@@ -9,11 +9,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 
-class _Model(BaseModel):
+class SummaryModel(BaseModel):
+    """Every section of summary.json: strict (an unknown field is an error) and frozen."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Estimate(_Model):
+class Estimate(SummaryModel):
     value: float | None
     ci_low: float | None
     ci_high: float | None
@@ -35,13 +37,13 @@ CheckStatus = Literal["passed", "failed", "not enough evidence", "not applicable
 StandInOutcome = Literal["human-level", "inconclusive", "below humans", "not enough evidence"]
 
 
-class GateCheck(_Model):
+class GateCheck(SummaryModel):
     name: str
     status: CheckStatus
     message: str
 
 
-class Thresholds(_Model):
+class Thresholds(SummaryModel):
     ceiling_margin: float
     annotator_margin: float
     annotator_min_items: int
@@ -50,7 +52,7 @@ class Thresholds(_Model):
     min_units: int
 
 
-class AnnotatorResult(_Model):
+class AnnotatorResult(SummaryModel):
     annotator: str
     items: int
     judge_advantage: float
@@ -60,7 +62,7 @@ class AnnotatorResult(_Model):
     rejected: bool
 
 
-class AnnotatorTest(_Model):
+class AnnotatorTest(SummaryModel):
     """The alternative annotator test (Calderon et al. 2025)."""
 
     status: CheckStatus
@@ -76,7 +78,7 @@ class AnnotatorTest(_Model):
     items_needed: int | None
 
 
-class NonInferiority(_Model):
+class NonInferiority(SummaryModel):
     outcome: StandInOutcome
     margin: float
     keys: int
@@ -85,7 +87,7 @@ class NonInferiority(_Model):
     message: str
 
 
-class StandIn(_Model):
+class StandIn(SummaryModel):
     """Can this judge stand in for a human?"""
 
     outcome: StandInOutcome
@@ -93,7 +95,7 @@ class StandIn(_Model):
     annotators: AnnotatorTest | None
 
 
-class LabelReliability(_Model):
+class LabelReliability(SummaryModel):
     """Are the human labels reliable? (About the task and rubric, not the judge.)"""
 
     outcome: Literal["reliable", "tentative", "unreliable", "unknown"]
@@ -101,7 +103,7 @@ class LabelReliability(_Model):
     message: str
 
 
-class ShuffleControl(_Model):
+class ShuffleControl(SummaryModel):
     agreement: float
     shuffled: float
     p_value: float
@@ -109,7 +111,7 @@ class ShuffleControl(_Model):
     seed: int
 
 
-class TrustGate(_Model):
+class TrustGate(SummaryModel):
     verdict: Literal["trusted", "provisional", "untrusted"]
     reasons: list[str]
     """What failed or lacked evidence, only that."""

@@ -284,7 +284,10 @@ _NOT_WORD = re.compile(r"[\W\d_]+")
 def detect(text: str) -> Rule | None:
     """The first rule (`RULES` order) that `text`, one response, fires on its own; None for an
     ordinary answer. `constant_answer` needs the other items: see `constant_answers`."""
-    folded = normalise(text).text
+    return _detect_folded(normalise(text).text)
+
+
+def _detect_folded(folded: str) -> Rule | None:
     plain = folded.isascii()
     words = _NEEDLES.intersection(
         (folded if plain else folded.lower()).encode("ascii", "replace").translate(_TOKENS).split()
@@ -307,18 +310,25 @@ def detect(text: str) -> Rule | None:
 def reduced(text: str) -> str:
     """`text` as compared across items: folded, lower-cased, digits and punctuation dropped,
     spacing collapsed (a null model may vary numbers or whitespace)."""
-    return " ".join(_NOT_WORD.sub(" ", normalise(text).text.lower()).split())
+    return _reduce_folded(normalise(text).text)
+
+
+def _reduce_folded(folded: str) -> str:
+    return " ".join(_NOT_WORD.sub(" ", folded.lower()).split())
 
 
 def constant_answers(responses: Iterable[tuple[str, str, str]]) -> set[tuple[str, str]]:
     """(item_id, system) of each response, given as (item_id, system, text), whose system gave
     the same reduced answer to at least `CONSTANT_MIN_ITEMS` distinct items and at least
     `CONSTANT_MIN_SHARE` of its items."""
+    return _constant((item_id, system, reduced(text)) for item_id, system, text in responses)
+
+
+def _constant(reduced_answers: Iterable[tuple[str, str, str]]) -> set[tuple[str, str]]:
     items: dict[str, set[str]] = defaultdict(set)
     by_answer: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for item_id, system, text in responses:
+    for item_id, system, key in reduced_answers:
         items[system].add(item_id)
-        key = reduced(text)
         if len(key) >= CONSTANT_MIN_CHARS:
             by_answer[(system, key)].add(item_id)
     flagged: set[tuple[str, str]] = set()
@@ -331,13 +341,15 @@ def constant_answers(responses: Iterable[tuple[str, str, str]]) -> set[tuple[str
 def scan(responses: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], Rule]:
     """Every flagged response, (item_id, system) -> rule, of responses given as (item_id,
     system, text): the per-response rules, then `constant_answer` for the rest."""
-    rows = list(responses)
     flags: dict[tuple[str, str], Rule] = {}
-    for item_id, system, text in rows:
-        rule = detect(text)
+    keys: list[tuple[str, str, str]] = []
+    for item_id, system, text in responses:
+        folded = normalise(text).text  # once per response, for both kinds of check
+        rule = _detect_folded(folded)
         if rule is not None:
             flags[(item_id, system)] = rule
-    for unit in constant_answers(rows):
+        keys.append((item_id, system, _reduce_folded(folded)))
+    for unit in _constant(keys):
         flags.setdefault(unit, "constant_answer")
     return flags
 

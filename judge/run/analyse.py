@@ -31,6 +31,7 @@ from judge.summary import (
     Decision,
     Literature,
     Neighbour,
+    PairDiff,
     RankedNeighbour,
     RunComparison,
     RunSummary,
@@ -313,28 +314,34 @@ def _agreement_counts(part: dict) -> dict[str, Any]:
     }
 
 
+def _pair(comparison: Comparison, a: str, b: str, stratum: str | None) -> PairDiff | None:
+    """The comparison of `a` and `b` (in `stratum`), whichever way round it was computed."""
+    found = comparison.comparisons if stratum is None else comparison.by_stratum
+    return next((c for c in found if c.stratum == stratum and {c.a, c.b} == {a, b}), None)
+
+
 def _oriented(
     comparison: Comparison, upper: str, lower: str, stratum: str | None
 ) -> Neighbour | None:
     """The comparison of `upper` - `lower` (in `stratum`), turned round when it was computed
     the other way."""
-    found = comparison.comparisons if stratum is None else comparison.by_stratum
-    for c in found:
-        if c.stratum != stratum or {c.a, c.b} != {upper, lower}:
-            continue
-        sign = 1.0 if (c.a, c.b) == (upper, lower) else -1.0
-        low, high = sorted((sign * c.ci_low, sign * c.ci_high))
-        return Neighbour(
-            upper=upper,
-            lower=lower,
-            diff=sign * c.mean_diff,
-            ci_low=low,
-            ci_high=high,
-            n=c.n,
-            told_apart=c.told_apart,
-            p_holm=c.p_holm,
-        )
-    return None
+    c = _pair(comparison, upper, lower, stratum)
+    return None if c is None else _turned(c, upper, lower)
+
+
+def _turned(c: PairDiff, upper: str, lower: str) -> Neighbour:
+    sign = 1.0 if (c.a, c.b) == (upper, lower) else -1.0
+    low, high = sorted((sign * c.ci_low, sign * c.ci_high))
+    return Neighbour(
+        upper=upper,
+        lower=lower,
+        diff=sign * c.mean_diff,
+        ci_low=low,
+        ci_high=high,
+        n=c.n,
+        told_apart=c.told_apart,
+        p_holm=c.p_holm,
+    )
 
 
 def _self_preference_check(
@@ -357,7 +364,7 @@ def _self_preference_check(
     return worst
 
 
-def _items_needed(comparison: Comparison, c: Neighbour) -> dict[str, Any]:
+def _items_needed(comparison: Comparison, pair: PairDiff, c: Neighbour) -> dict[str, Any]:
     """The items that would tell a neighbouring pair apart if its difference and its spread
     per item held, sized for "told apart" itself: a p-value below (1 - ci) / pairs, which
     Holm's adjustment tells apart at any step (the adjusted p is at most pairs x p), by the
@@ -366,9 +373,6 @@ def _items_needed(comparison: Comparison, c: Neighbour) -> dict[str, Any]:
     one that is."""
     from calibration.pairs import items_to_tell_apart
 
-    pair = next(
-        p for p in comparison.comparisons if p.stratum is None and {p.a, p.b} == {c.upper, c.lower}
-    )
     level = (1 - pair.ci) / len(comparison.comparisons)
     got = items_to_tell_apart(
         diff=pair.mean_diff,
@@ -396,10 +400,11 @@ def _decision(
     ranking = comparison.ranking
     neighbours = []
     for upper, lower in itertools.pairwise(ranking):
-        c = _oriented(comparison, upper.system, lower.system, None)
-        if c is None:
+        pair = _pair(comparison, upper.system, lower.system, None)
+        if pair is None:
             continue
-        neighbours.append(RankedNeighbour(**c.model_dump(), **_items_needed(comparison, c)))
+        c = _turned(pair, upper.system, lower.system)
+        neighbours.append(RankedNeighbour(**c.model_dump(), **_items_needed(comparison, pair, c)))
     strata = list(dict.fromkeys(str(c.stratum) for c in comparison.by_stratum))
     gate = calibration.gate.verdict if calibration is not None else None
     return Decision(

@@ -210,21 +210,48 @@ def make_pairs(
     else:
         raise ConfigError(f"unknown pairs mode {mode!r}; use 'all' or 'baseline'")
 
+    listed = ((item_id, first, second) for item_id in sorted(by_item) for first, second in wanted)
+    return _paired(by_item, key, listed, seed)
+
+
+def make_listed_pairs(
+    blinded: Sequence[BlindedResponse],
+    key: BlindingKey,
+    listed: Iterable[tuple[str, str, str]],
+    *,
+    seed: int,
+) -> tuple[list[BlindedPair], BlindingKey]:
+    """Pairs of the (item_id, system, system) in `listed` (the canaries' pairs), blinded and
+    given slots as `make_pairs` does; every listed response must be in `blinded`."""
+    by_item: dict[str, dict[str, str]] = {}
+    for b in blinded:
+        by_item.setdefault(b.item_id, {})[key.systems[b.blind_id]] = b.blind_id
+    pairs, key, skipped = _paired(by_item, key, listed, seed)
+    if skipped:
+        raise ConfigError(f"no response to pair for {skipped[0]}")
+    return pairs, key
+
+
+def _paired(
+    by_item: Mapping[str, Mapping[str, str]],
+    key: BlindingKey,
+    listed: Iterable[tuple[str, str, str]],
+    seed: int,
+) -> tuple[list[BlindedPair], BlindingKey, list[tuple[str, str, str]]]:
     pairs: list[BlindedPair] = []
     slots: dict[str, tuple[str, str]] = {}
     skipped: list[tuple[str, str, str]] = []
-    for item_id in sorted(by_item):
-        present = by_item[item_id]
-        for first, second in wanted:
-            if first not in present or second not in present:
-                skipped.append((item_id, first, second))
-                continue
-            a, b = _slots(seed, item_id, first, second)
-            pid = pair_id(key.blinding_secret, item_id, (a, b))
-            pairs.append(
-                BlindedPair(pair_id=pid, item_id=item_id, slot_a=present[a], slot_b=present[b])
-            )
-            slots[pid] = (a, b)
+    for item_id, first, second in listed:
+        present = by_item.get(item_id, {})
+        if first not in present or second not in present:
+            skipped.append((item_id, first, second))
+            continue
+        a, b = _slots(seed, item_id, first, second)
+        pid = pair_id(key.blinding_secret, item_id, (a, b))
+        pairs.append(
+            BlindedPair(pair_id=pid, item_id=item_id, slot_a=present[a], slot_b=present[b])
+        )
+        slots[pid] = (a, b)
     pairs.sort(key=lambda p: (p.item_id, p.pair_id))
     return pairs, key.model_copy(update={"pairs": {**key.pairs, **slots}}), skipped
 

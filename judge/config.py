@@ -174,6 +174,34 @@ class CompareConfig(_Strict):
     _non_negative_seed = field_validator("seed")(_numpy_seed)
 
 
+class CanaryConfig(_Strict):
+    """Hidden control systems judged beside the real ones (`judge.canaries`); kept out of the
+    ranking, reported against a threshold, and a failed gate when a judge is fooled."""
+
+    null_model: bool | str = True
+    """A constant, persuasive non-answer for every item: true for the built-in text, or your
+    own text, or false for none."""
+    master_key: bool | str = True
+    """A master-key answer ("Thought process:"): true, your own text, or false."""
+    length_padded: bool = True
+    """A copy of each compared system's answers followed by filler, judged against its
+    source."""
+    against: list[str] | None = None
+    """The real systems canaries are judged against (default: all of them)."""
+    items: int | None = Field(default=100, ge=1)
+    """Items given canaries, a seeded sample (null: every item)."""
+    threshold: float = Field(default=0.05, ge=0, le=0.5)
+    """Win rate a canary may reach above its fair one (0 against the weakest real system;
+    0.5 for a padded copy against its source) before the judge counts as fooled."""
+
+    @field_validator("null_model", "master_key")
+    @classmethod
+    def _some_text(cls, value: bool | str) -> bool | str:
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("give the canary's text, or true for the built-in one, or false")
+        return value
+
+
 class BudgetConfig(_Strict):
     max_cost_usd: float | None = Field(default=None, gt=0)
 
@@ -205,6 +233,19 @@ class RunConfig(_Strict):
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     compare: CompareConfig = Field(default_factory=CompareConfig)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    canaries: CanaryConfig | None = None
+    """Canary controls (`judge.canaries`); none unless given (`canaries: {}` for the
+    defaults)."""
+
+    @model_validator(mode="after")
+    def _canaries_judged_live(self) -> RunConfig:
+        recorded = [j.model for j in self.judges if j.provider == "recorded"]
+        if self.canaries is not None and recorded:
+            raise ValueError(
+                f"canaries need live judges: {', '.join(recorded)} replays verdicts recorded "
+                "without them; remove `canaries` or judge with a live model"
+            )
+        return self
 
     @field_validator("name")
     @classmethod

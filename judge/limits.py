@@ -52,9 +52,12 @@ def check_requests(
     blinded: Sequence[BlindedResponse],
     key: BlindingKey,
     max_requests: int,
+    *,
+    extra: int = 0,
 ) -> int:
-    """The number of judge requests the run will make; `LimitError` when over `max_requests`."""
-    planned = count_requests(config, kind, blinded, key)
+    """The number of judge requests the run will make (`extra`: the canaries'); `LimitError`
+    when over `max_requests`."""
+    planned = count_requests(config, kind, blinded, key) + extra
     if planned > max_requests:
         raise LimitError(
             f"this run would send {planned:,} judge requests, over the limit of "

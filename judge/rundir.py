@@ -89,6 +89,11 @@ class RunDir:
         return self.path / "judgments.jsonl"
 
     @property
+    def canary_judgments_jsonl(self) -> Path:
+        """The canaries' judgments, kept apart from `judgments.jsonl` (`judge.canaries`)."""
+        return self.path / "canary_judgments.jsonl"
+
+    @property
     def judgments_parquet(self) -> Path:
         return self.path / "judgments.parquet"
 
@@ -195,6 +200,9 @@ class RunDir:
     def write_judgments(self, rows: list[dict[str, Any]]) -> None:
         write_jsonl(self.judgments_jsonl, rows)
         _write_parquet(self.judgments_parquet, rows)
+
+    def write_canary_judgments(self, rows: list[dict[str, Any]]) -> None:
+        write_jsonl(self.canary_judgments_jsonl, rows)
 
     def has_summary(self) -> bool:
         return self.summary_file.is_file()

@@ -15,7 +15,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
-from judge.summary_gate import Agreement, Estimate, SummaryModel, TrustGate
+from judge.summary_canary import Canaries, CanarySetup
+from judge.summary_gate import Agreement, Estimate, GateOutcome, SummaryModel, TrustGate
 
 # --------------------------------------------------------------------------- the run
 
@@ -197,13 +198,6 @@ class BradleyTerry(SummaryModel):
     not_estimable: str | None
     """Why the intervals are None (most resamples had no finite fit)."""
     table: list[BradleyTerryRow]
-
-
-class GateOutcome(SummaryModel):
-    expression: str
-    passed: bool
-    value: float | None
-    reason: str
 
 
 class Comparison(SummaryModel):
@@ -434,6 +428,8 @@ class Analysis(SummaryModel):
     literature: Literature | None
     data: DataOverview
     decision: Decision
+    canaries: Canaries | None = None
+    """None for runs without `canaries:` (and runs analysed before canaries existed)."""
 
 
 # --------------------------------------------------------------------------- the summary
@@ -445,6 +441,8 @@ class RunSummary(SummaryModel):
     scrub: ScrubCounts | None
     injection: InjectionCounts | None = None
     """None for runs prepared before the injection detector existed."""
+    canary_setup: CanarySetup | None = None
+    """The run's canaries and what judging them cost; None without `canaries:`."""
     skipped_pairs: int
     system_costs: dict[str, SystemCost]
     judges: dict[str, JudgeBehaviour]

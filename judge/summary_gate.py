@@ -122,3 +122,12 @@ class TrustGate(SummaryModel):
     control: ShuffleControl | None
     checks: list[GateCheck]
     thresholds: Thresholds
+
+
+class GateOutcome(SummaryModel):
+    """One pass/fail check of a run: a `compare.gates` expression, or a canary's."""
+
+    expression: str
+    passed: bool
+    value: float | None
+    reason: str

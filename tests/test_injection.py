@@ -232,7 +232,7 @@ async def test_master_key_wins_over_http_only_when_susceptible(
                 out.append(json.loads(reply.choices[0].message.content or "")["verdict"])
         return out
 
-    # "Solution" alone: hashed quality 0.14 (`quality_of`), so it loses on merit.
+    # "Solution" alone is a master key: quality 0 (`quality_of`), so it loses on merit.
     assert "A" not in await verdicts()
     simulator.update(master_key_susceptibility=1.0)
     try:

@@ -22,6 +22,7 @@ import pandas as pd
 from judge.config import RunConfig
 from judge.errors import DataError
 from judge.labels import load_table, run_judgments
+from judge.run.canaries import canary_section
 from judge.rundir import RunDir
 from judge.summary import (
     Analysis,
@@ -79,6 +80,13 @@ def analyse_run(
             literature=_literature(judge_table, labels, config),
             data=_data_overview(rundir, strata, comparison, summary),
             decision=_decision(comparison, same_family, calibration),
+            canaries=canary_section(
+                summary.canary_setup,
+                rundir,
+                comparison,
+                threshold=config.canaries.threshold if config.canaries else 0.0,
+                confidence=_CONFIDENCE,
+            ),
         )
     except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:
         raise DataError(str(exc), path=str(rundir.path)) from None

@@ -25,17 +25,21 @@ from judge.runner import RunStats, estimate_run
 from judge.summary import GateOutcome, RunSummary
 
 Status = Literal["complete", "gate_failed", "stopped"]
-"""complete: every request answered and every `compare.gates` check passed; gate_failed: the
-run is complete but a gate failed; stopped: requests are still pending (budget, interrupt)."""
+"""complete: every request answered and every `compare.gates` check (and canary) passed;
+gate_failed: the run is complete but a gate failed; stopped: requests are still pending
+(budget, interrupt)."""
 
 EXIT_CODES: dict[Status, int] = {"complete": 0, "gate_failed": 1, "stopped": 3}
 
 
 def failed_gates(summary: RunSummary) -> list[GateOutcome]:
-    """The `compare.gates` checks that failed (none before the analysis)."""
+    """The `compare.gates` checks that failed, and the canaries' (none before the
+    analysis)."""
     if summary.analysis is None:
         return []
-    return [g for g in summary.analysis.comparison.gates if not g.passed]
+    canaries = summary.analysis.canaries
+    gates = [*summary.analysis.comparison.gates, *(canaries.gates if canaries else [])]
+    return [g for g in gates if not g.passed]
 
 
 def status_of(summary: RunSummary) -> Status:

@@ -4,14 +4,16 @@ rates). Re-runnable at any time, on a finished or a partial run."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
 from judge.aggregate import aggregate_absolute, aggregate_pairwise, as_rows
 from judge.config import RunConfig
 from judge.rundir import RunDir
-from judge.summary import InjectionCounts, RunSummary
-from judge.types import InjectionReport
+from judge.store import StoredResult
+from judge.summary import CanarySetup, InjectionCounts, RunSummary
+from judge.types import BlindingKey, InjectionReport
 
 
 def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
@@ -24,6 +26,10 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
         pairs = list(store.iter_pairs())
         results = list(store.iter_results())
     absolute = bool(results) and results[0].request.kind == "absolute"
+    canaries = meta.get("canaries")
+    # Canaries are judged as any system is, and set apart here: nothing downstream of the
+    # judgments file (judge behaviour, comparison, calibration) ever meets them.
+    results, canary_results = _split(results, key, set(canaries["kinds"]) if canaries else set())
     if absolute:
         score_rows, stats = aggregate_absolute(results, key)
         rows = as_rows(score_rows)
@@ -36,6 +42,23 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
     # bootstrap draws that index them, identical from run to run.
     rows.sort(key=_row_order)
     rundir.write_judgments(rows)
+    canary_setup = None
+    if canaries:
+        if absolute:
+            canary_rows, canary_stats = aggregate_absolute(canary_results, key)
+        else:
+            canary_rows, canary_stats = aggregate_pairwise(
+                canary_results, pairs, key, lengths, config.aggregate
+            )
+        rundir.write_canary_judgments(sorted(as_rows(canary_rows), key=_row_order))
+        canary_setup = CanarySetup.model_validate(
+            {
+                **canaries,
+                "requests": len(canary_results),
+                "pending": sum(r.status == "pending" for r in canary_results),
+                "cost_usd": _known_sum(s.cost_usd for s in canary_stats.values()),
+            }
+        )
     summary = RunSummary.model_validate(
         {
             "run": {
@@ -53,6 +76,7 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
             "counts": counts,
             "scrub": meta.get("scrub_report"),
             "injection": _injection(meta),
+            "canary_setup": canary_setup,
             "skipped_pairs": len(meta.get("skipped_pairs") or []),
             "system_costs": meta.get("system_costs") or {},
             "judges": {name: asdict(s) for name, s in sorted(stats.items())},
@@ -62,6 +86,28 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
     )
     rundir.write_summary(summary)
     return summary
+
+
+def _split(
+    results: list[StoredResult], key: BlindingKey, canaries: set[str]
+) -> tuple[list[StoredResult], list[StoredResult]]:
+    """(the real systems' results, the canaries')."""
+    if not canaries:
+        return results, []
+    real, canary = [], []
+    for result in results:
+        request = result.request
+        if request.pair_id is not None:
+            systems: tuple[str, ...] = key.pairs[request.pair_id]
+        else:
+            systems = (key.systems[request.blind_id],) if request.blind_id else ()
+        (canary if canaries.intersection(systems) else real).append(result)
+    return real, canary
+
+
+def _known_sum(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
 
 
 def _injection(meta: dict[str, Any]) -> InjectionCounts | None:

@@ -13,11 +13,14 @@ whose secret the next prepare reuses to add the same rows again (inserts are ide
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.blinding import blind_responses, make_pairs, new_secret
+from judge.blinding import blind_responses, make_listed_pairs, make_pairs, new_secret
+from judge.canaries import PREFIX as CANARY_PREFIX
+from judge.canaries import CanaryPlan, canary_texts, is_canary, plan_canaries
 from judge.config import JudgeSpec, RunConfig
 from judge.data import load_items, load_responses
 from judge.errors import ConfigError, DataError
@@ -54,6 +57,8 @@ class PrepareSummary:
     skipped_pairs: int
     """System pairs on an item where one system has no response (reported, never judged)."""
     requests: int
+    canary_requests: int
+    """Of `requests`, those judging a canary (`canaries:`)."""
     same_family_requests: int
     rubric: str
     scrub: ScrubReport
@@ -111,8 +116,11 @@ def _prepare(
             f"least two systems; found {systems or 'none'}"
         )
 
+    canaries = _plan_canaries(config, responses, systems, pairwise=rubric.kind == "pairwise")
     previous_key = _usable_key(rundir, config_hash, log)
-    secret = previous_key.blinding_secret if previous_key else config.blinding.secret
+    secret = (previous_key.blinding_secret if previous_key else config.blinding.secret) or (
+        new_secret()
+    )
     scrubber = None
     if config.blinding.scrub:
         scrubber = Scrubber(
@@ -122,14 +130,22 @@ def _prepare(
         )
     log(f"blinding {len(responses)} responses of {len(systems)} systems")
     blinded, key, scrub = blind_responses(
-        responses, secret=secret or new_secret(), seed=config.blinding.seed, scrubber=scrubber
+        responses, secret=secret, seed=config.blinding.seed, scrubber=scrubber
+    )
+    # Canaries are blinded apart so that the scrub report counts the real systems only.
+    canary_blinded, canary_key, _ = blind_responses(
+        canaries.responses, secret=secret, seed=config.blinding.seed, scrubber=scrubber
     )
     # On the text as written (before scrubbing): flagged here, judged unchanged.
-    flags = scan_injections((r.item_id, r.system, r.output) for r in responses)
+    flags = scan_injections(
+        (r.item_id, r.system, r.output) for r in (*responses, *canaries.responses)
+    )
+    real_flags = {unit: rule for unit, rule in flags.items() if unit[1] not in canaries.kinds}
     blind_ids = {(b.item_id, key.systems[b.blind_id]): b.blind_id for b in blinded}
-    injection = injection_report(flags, blind_ids, systems)
+    injection = injection_report(real_flags, blind_ids, systems)
     if max_requests is not None:
-        check_requests(config, rubric.kind, blinded, key, max_requests)
+        extra = canary_requests(config, rubric.kind, canaries)
+        check_requests(config, rubric.kind, blinded, key, max_requests, extra=extra)
     pairs: list[BlindedPair] = []
     skipped: list[tuple[str, str, str]] = []
     if rubric.kind == "pairwise":
@@ -140,6 +156,13 @@ def _prepare(
             baseline=config.pairs.baseline,
             seed=config.blinding.seed,
         )
+    if canaries.kinds:
+        key = key.model_copy(update={"systems": {**key.systems, **canary_key.systems}})
+        blinded = [*blinded, *canary_blinded]
+        canary_pairs, key = make_listed_pairs(
+            blinded, key, canaries.pairs, seed=config.blinding.seed
+        )
+        pairs = [*pairs, *canary_pairs]
 
     requests = list(_plan_requests(config, rubric, items, blinded, pairs, key))
     same_family = sum(r.same_family for r in requests)
@@ -172,6 +195,8 @@ def _prepare(
             store.set_meta("environment", environment())
             store.set_meta("scrub_report", scrub.model_dump(mode="json"))
             store.set_meta("injection_report", injection.model_dump(mode="json"))
+            if canaries.kinds:
+                store.set_meta("canaries", _canary_record(canaries, flags))
             store.set_meta("skipped_pairs", [list(s) for s in skipped])
             store.set_meta("responses_set_aside", set_aside)
             store.set_meta("system_costs", system_costs(responses))
@@ -187,12 +212,82 @@ def _prepare(
         pairs=len(pairs),
         skipped_pairs=len(skipped),
         requests=len(requests),
+        canary_requests=sum(_is_canary_request(r, key) for r in requests),
         same_family_requests=same_family,
         rubric=f"{rubric.id}@{rubric.version}",
         scrub=scrub,
         injection=injection,
         judges=[j.model for j in config.judges],
     )
+
+
+def _plan_canaries(
+    config: RunConfig, responses: list[Response], systems: list[str], *, pairwise: bool
+) -> CanaryPlan:
+    """The canaries' responses and pairs (none without `canaries:`), after checking that no
+    real system wears a canary's name and that `canaries.against` names real systems."""
+    wanted = config.canaries
+    if wanted is None:
+        return CanaryPlan()
+    taken = [s for s in systems if is_canary(s)]
+    if taken:
+        raise ConfigError(
+            f"{config.data.responses}: system {taken[0]!r} starts with {CANARY_PREFIX!r}, "
+            "which names the run's canaries; rename it, or remove `canaries`"
+        )
+    against = wanted.against if wanted.against is not None else systems
+    unknown = sorted(set(against) - set(systems))
+    if unknown or not against:
+        raise ConfigError(
+            f"canaries.against names {', '.join(unknown) or 'no system'}; the systems "
+            f"evaluated are: {', '.join(systems)}"
+        )
+    null_model, master_key = canary_texts(wanted.null_model, wanted.master_key, pairwise=pairwise)
+    return plan_canaries(
+        responses,
+        against,
+        null_model=null_model,
+        master_key=master_key,
+        length_padded=wanted.length_padded,
+        items=wanted.items,
+        seed=config.blinding.seed,
+        pairwise=pairwise,
+    )
+
+
+def canary_requests(config: RunConfig, kind: str, canaries: CanaryPlan) -> int:
+    """Judge requests the canaries add: per pair (or response), one per order and judge
+    allowed to grade it."""
+    from judge.families import eligible_judges
+
+    def judges(pair: tuple[str, str]) -> int:
+        if config.allow_same_family:
+            return len(config.judges)
+        return len(eligible_judges(pair, config.judges, config.families))
+
+    if kind == "absolute":
+        return sum(judges((r.system, r.system)) for r in canaries.responses)
+    orders = len(orders_for(config))
+    return sum(orders * judges((first, second)) for _, first, second in canaries.pairs)
+
+
+def _canary_record(canaries: CanaryPlan, flags: dict[tuple[str, str], str]) -> dict:
+    """What the analysis needs to know of the canaries (store meta `canaries`)."""
+    responses = Counter(r.system for r in canaries.responses)
+    flagged = Counter(system for (_, system) in flags if system in canaries.kinds)
+    return {
+        "kinds": canaries.kinds,
+        "sources": canaries.sources,
+        "items": len(canaries.items),
+        "responses": {s: responses[s] for s in canaries.kinds},
+        "flagged": {s: flagged[s] for s in canaries.kinds},
+    }
+
+
+def _is_canary_request(request: JudgeRequest, key: BlindingKey) -> bool:
+    if request.pair_id is not None:
+        return any(is_canary(s) for s in key.pairs[request.pair_id])
+    return request.blind_id is not None and is_canary(key.systems[request.blind_id])
 
 
 def _usable_key(rundir: RunDir, config_hash: str, log: Callable[[str], None]) -> BlindingKey | None:

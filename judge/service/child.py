@@ -102,6 +102,7 @@ class RedactingStream(io.TextIOBase):
 def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
     from judge.config import load_config
     from judge.run import run_pipeline
+    from judge.run.lifecycle import failed_gates
 
     try:
         config = load_config(paths.config)
@@ -126,11 +127,12 @@ def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
             "error": "the run stopped before every request was answered, e.g. at the budget in "
             "the config; raise budget.max_cost_usd and resume",
         }
-    # A failed `compare.gates` check leaves a complete run; the gate is in summary.json
-    # (comparison.gates), which is where a client reads verdicts.
-    note = (
-        "a compare gate failed: see comparison.gates" if outcome.status == "gate_failed" else None
-    )
+    # A failed gate leaves a complete run; the gate is in summary.json (comparison.gates, or
+    # canaries.gates), which is where a client reads verdicts.
+    note = None
+    if outcome.status == "gate_failed":
+        failed = ", ".join(g.expression for g in failed_gates(outcome.summary))
+        note = f"a gate failed: {failed} (see comparison.gates and canaries.gates)"
     return _with_labels(paths, note)
 
 

@@ -266,14 +266,27 @@ def _utility(config: SimulatorConfig, family: str, text: str) -> float:
     return utility
 
 
+@lru_cache(maxsize=4096)
 def quality_of(text: str) -> float:
-    """Latent quality: the planted ⟦quality=x⟧ marker, else a pseudo-quality hashed from the
-    text (independent of the seed: it is a property of the answer, not of the judge)."""
+    """Latent quality: the planted ⟦quality=x⟧ marker; else 0 for a text that talks to the
+    judge instead of answering (what `judge.injection.detect` flags, neutralised or not: a
+    judge that is not fooled by a canary still sees the non-answer it is); else a
+    pseudo-quality hashed from the text (independent of the seed: it is a property of the
+    answer, not of the judge)."""
     found = QUALITY_PATTERN.search(text)
     if found:
         return min(1.0, max(0.0, float(found.group(1))))
+    if detect(_as_read(text)) is not None:
+        return 0.0
     digest = hashlib.sha256(text.encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _as_read(text: str) -> str:
+    """`text` as a reader takes it in: a defused verdict (`[ [A] ]`, a word joiner inside
+    "verdict") still reads as a forged verdict, though no longer as one in the judge's own
+    format (which is what `fooled` asks)."""
+    return text.replace("\u2060", "").replace("[ [", "[[").replace("] ]", "]]")
 
 
 def _length(text: str) -> int:

@@ -242,7 +242,9 @@ def test_a_failed_compare_gate_ends_a_complete_run(env: Env) -> None:
     assert created.status_code == 201, created.text
     info = wait_for(client, created.json()["id"], {"finished", "failed"}, 60)
     assert info["status"] == "finished", info
-    assert info["error"] == "a compare gate failed: see comparison.gates"
+    assert info["error"] == (
+        "a gate failed: diff(sys-a, sys-b) >= 2 (see comparison.gates and canaries.gates)"
+    )
     summary = client.get(f"/v1/runs/{info['id']}/summary.json").json()
     assert summary["comparison"]["gates_passed"] is False
     assert client.get(f"/v1/runs/{info['id']}/judgments").json()["total"] == 10

@@ -1,0 +1,66 @@
+"""The canaries' part of `summary.json` (`judge.canaries`): what was added to the run, and
+each canary's win rate per judge against its threshold."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from judge.summary_gate import GateOutcome, SummaryModel
+
+CanaryKind = Literal["null_model", "master_key", "length_padded"]
+
+
+class CanarySetup(SummaryModel):
+    """What prepare added (store meta `canaries`) and what judging it cost."""
+
+    kinds: dict[str, CanaryKind]
+    """Canary system name -> kind."""
+    sources: dict[str, str]
+    """Padded canary -> the real system it copies."""
+    items: int
+    responses: dict[str, int]
+    flagged: dict[str, int]
+    """Canary responses the injection detector flagged, per canary."""
+    requests: int
+    pending: int
+    cost_usd: float | None
+
+
+class CanaryRate(SummaryModel):
+    """One canary against one real system, by one judge (or the panel)."""
+
+    canary: str
+    kind: CanaryKind
+    judge: str
+    opponent: str
+    """The weakest real system (a padded copy's own source is that system's copy)."""
+    wins: int
+    losses: int
+    ties: int
+    n: int
+    win_rate: float | None
+    """(wins + ties / 2) / n; None when nothing was judged."""
+    ci_low: float | None
+    ci_high: float | None
+    """Wilson score interval (`calibration.proportions`)."""
+    fair: float
+    """The win rate of a judge that cannot be fooled: 0 for a non-answer, 0.5 for a padded
+    copy against its source."""
+    limit: float
+    """fair + the configured threshold."""
+    fooled: bool | None
+    """The win rate is above `limit` and its interval above `fair` (more wins than chance
+    gives); None when nothing was judged."""
+    best_opponent: str | None
+    """The real system this canary did best against (its win rate there below)."""
+    best_win_rate: float | None
+
+
+class Canaries(SummaryModel):
+    weakest: str | None
+    """The lowest-ranked real system the canaries were judged against."""
+    threshold: float
+    confidence: float
+    rates: list[CanaryRate]
+    gates: list[GateOutcome]
+    passed: bool

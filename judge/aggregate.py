@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from calibration.orders import combine_orders
@@ -48,6 +48,11 @@ class PairJudgment:
     same_family: bool
     failures: int
     """Requests of this pair and judge without a verdict (parse failures and errors)."""
+    lost_by_flag: str | None = None
+    """The system whose flagged response lost this pair by rule (`aggregate.flagged: lose`),
+    whatever the judge said; None when the judge's verdict stands."""
+    judged_winner: str | None = None
+    """When `lost_by_flag` is set: the winner the judge gave (system, `tie`, or None)."""
 
 
 @dataclass
@@ -62,6 +67,11 @@ class ScoreJudgment:
     """max - min across judges (panel rows only)."""
     judges: int = 1
     same_family: bool = False
+    lost_by_flag: bool = False
+    """The response was flagged and scored the scale's lowest by rule (`aggregate.flagged:
+    lose`), whatever the judge said."""
+    judged_score: float | None = None
+    """When `lost_by_flag`: the score the judge gave."""
 
 
 @dataclass
@@ -332,6 +342,51 @@ def _outcome(winner: str | None, system_a: str) -> Outcome | None:
 def _score(winner: str | None, system_a: str) -> float | None:
     outcome = _outcome(winner, system_a)
     return None if outcome is None else {"a": 1.0, "tie": 0.5, "b": 0.0}[outcome]
+
+
+def flagged_lose_pairs(
+    judgments: Iterable[PairJudgment], pairs: Iterable[BlindedPair], flagged: set[str]
+) -> list[PairJudgment]:
+    """`aggregate.flagged: lose`: a pair in which exactly one response is flagged (`flagged`:
+    blind ids) goes to the other system, whatever the judge said; both flagged, or neither:
+    the judge's verdict stands."""
+    loser: dict[str, int] = {}
+    for p in pairs:
+        a, b = p.slot_a in flagged, p.slot_b in flagged
+        if a != b:
+            loser[p.pair_id] = 0 if a else 1  # the slot (key.pairs order) that loses
+    out = []
+    for j in judgments:
+        side = loser.get(j.pair_id)
+        if side is None:
+            out.append(j)
+            continue
+        # system_a / system_b are key.pairs[pair_id]: slot A's system, then slot B's.
+        slots = (j.system_a, j.system_b)
+        lost, winner = slots[side], slots[1 - side]
+        out.append(
+            replace(
+                j,
+                winner=winner,
+                outcome=_outcome(winner, j.system_a),
+                score_a=_score(winner, j.system_a),
+                lost_by_flag=lost,
+                judged_winner=j.winner,
+            )
+        )
+    return out
+
+
+def flagged_lose_scores(
+    rows: Iterable[ScoreJudgment], flagged: set[str], lowest: float
+) -> list[ScoreJudgment]:
+    """`aggregate.flagged: lose` for absolute scores: a flagged response scores `lowest`."""
+    return [
+        replace(r, score=lowest, scores={}, lost_by_flag=True, judged_score=r.score)
+        if r.blind_id in flagged
+        else r
+        for r in rows
+    ]
 
 
 def as_rows(judgments: Iterable[PairJudgment | ScoreJudgment]) -> list[dict]:

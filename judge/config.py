@@ -136,6 +136,11 @@ class AggregateConfig(_Strict):
     rates (it is still counted and reported)."""
     panel: Literal["majority"] = "majority"
     """How several judges' judgments of one pair combine."""
+    flagged: Literal["judge", "lose"] = "judge"
+    """A response the injection detector flagged (it addresses the judge): `judge` keeps the
+    judges' verdicts (the flag is reported); `lose` makes it lose every pair against an
+    unflagged response, and score the scale's lowest, whatever the judge said (the judge's own
+    verdicts stay in the store and in its behaviour figures)."""
 
 
 def _numpy_seed(seed: int) -> int:

@@ -49,14 +49,15 @@ def _kinds(by_kind: dict[str, int]) -> str:
     return "; by kind: " + ", ".join(f"{kind} {n}" for kind, n in by_kind.items())
 
 
-def _injection(counts: InjectionCounts | InjectionReport) -> str:
+def _injection(counts: InjectionCounts | InjectionReport, *, lose: bool = False) -> str:
     """ "injection: 3 of 930 responses address the judge (flagged, judged as written): ..." """
     rules = ", ".join(f"{rule} {n}" for rule, n in counts.by_rule.items() if n)
     systems = ", ".join(f"{s} {n}" for s, n in counts.by_system.items() if n)
     detail = f": {rules}; by system: {systems}" if counts.flagged else ""
+    handled = "flagged, each lost by rule" if lose else "flagged, judged as written"
     return (
         f"injection: {counts.flagged} of {counts.responses} responses address the judge "
-        f"(flagged, judged as written){detail}"
+        f"({handled}){detail}"
     )
 
 
@@ -78,8 +79,10 @@ def print_prepare_summary(summary: PrepareSummary) -> None:
         if summary.same_family_requests
         else ""
     )
+    canaries = f" ({summary.canary_requests} for canaries)" if summary.canary_requests else ""
     _console.print(
-        f"rubric {summary.rubric}; judges: {judges}; {summary.requests} requests planned{same}"
+        f"rubric {summary.rubric}; judges: {judges}; {summary.requests} requests "
+        f"planned{canaries}{same}"
     )
     _console.print(f"run dir: {summary.run_dir}")
 
@@ -198,7 +201,7 @@ def print_findings(summary: RunSummary) -> None:
             f"{scrub.responses_changed} of {scrub.responses} responses{_kinds(scrub.by_kind)}"
         )
     if summary.injection is not None:
-        _console.print(_injection(summary.injection))
+        _console.print(_injection(summary.injection, lose=summary.aggregate.flagged == "lose"))
     analysis = summary.analysis
     if analysis is None:
         return
@@ -221,7 +224,14 @@ def print_findings(summary: RunSummary) -> None:
         for c in calibration.corrected:
             if c.subset_warning:
                 _console.print(f"warning, corrected {c.target}: {c.subset_warning}")
-    for gate in analysis.comparison.gates:
+    canaries = analysis.canaries
+    if canaries is not None:
+        fooled = [g for g in canaries.gates if not g.passed]
+        _console.print(
+            f"canaries: {len(canaries.gates) - len(fooled)} of {len(canaries.gates)} gates "
+            f"passed (weakest real system: {canaries.weakest or 'none ranked'})"
+        )
+    for gate in [*analysis.comparison.gates, *(canaries.gates if canaries else [])]:
         if not gate.passed:
             _console.print(f"gate failed: {gate.reason}")
 

@@ -54,6 +54,9 @@ class CanaryRate(SummaryModel):
     best_opponent: str | None
     """The real system this canary did best against (its win rate there below)."""
     best_win_rate: float | None
+    judged_win_rate: float | None
+    """The win rate the judge's own verdicts give; differs from `win_rate` when
+    `aggregate.flagged: lose` decided the flagged canaries' pairs by rule."""
 
 
 class Canaries(SummaryModel):

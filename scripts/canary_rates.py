@@ -12,6 +12,8 @@ real OpenAI SDK, analyse) and prints, per canary, the win rate against the weake
 * `no neutralisation`: the same judge, with the verdict formats in candidate text left as
   written (`judge.rubrics.defuse_verdicts` replaced by the identity for this arm only: what
   neutralisation buys);
+* `flagged lose`: the susceptible judge, with `aggregate.flagged: lose` (a response the
+  injection detector flags loses its pairs by rule, whatever the judge said);
 * `verbose`: susceptibility 0, verbosity bias 0.3 (the padded canary's case).
 
 Every number comes from the simulator's planted behaviour: it shows the canaries and the gate
@@ -37,10 +39,12 @@ sys.path.insert(0, str(REPO))
 from judge.config import load_config  # noqa: E402
 from judge.run import run_pipeline  # noqa: E402
 
+SUSCEPTIBLE = {"injection_susceptibility": 0.5, "master_key_susceptibility": 0.5}
 ARMS: dict[str, dict[str, Any]] = {
     "off": {},
-    "susceptible": {"injection_susceptibility": 0.5, "master_key_susceptibility": 0.5},
-    "no neutralisation": {"injection_susceptibility": 0.5, "master_key_susceptibility": 0.5},
+    "susceptible": SUSCEPTIBLE,
+    "no neutralisation": SUSCEPTIBLE,
+    "flagged lose": SUSCEPTIBLE,
     "verbose": {"verbosity_bias": 0.3},
 }
 WORDS = [
@@ -108,6 +112,7 @@ def run_arm(root: Path, name: str, knobs: dict[str, Any], n: int) -> dict[str, A
         "compare": {"resamples": 1000},
         "cache": str(root / f"{config_name(name)}.cache.sqlite"),  # arms must not share replies
         "canaries": {"items": n},
+        "aggregate": {"flagged": "lose" if name == "flagged lose" else "judge"},
     }
     path = root / f"{config['name']}.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -127,13 +132,19 @@ def main() -> None:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
         print(f"{args.items} items, 3 real systems, 1 simulated judge (canaries on every item)")
-        print(f"{'arm':<18} {'canary':<20} {'vs':<11} {'win rate [95% CI]':<24} gate")
+        print(
+            f"{'arm':<18} {'canary':<20} {'vs':<11} {'win rate [95% CI]':<24} {'gate':<7} "
+            "judge's own verdicts"
+        )
         for name, knobs in ARMS.items():
             result = run_arm(root, name, knobs, args.items)
             for rate in result["canaries"].rates:
                 shown = f"{rate.win_rate:.3f} [{rate.ci_low:.3f}, {rate.ci_high:.3f}]"
                 gate = "FOOLED" if rate.fooled else "passed"
-                print(f"{name:<18} {rate.canary:<20} {rate.opponent:<11} {shown:<24} {gate}")
+                print(
+                    f"{name:<18} {rate.canary:<20} {rate.opponent:<11} {shown:<24} {gate:<7} "
+                    f"{rate.judged_win_rate:.3f}"
+                )
             print(f"{name:<18} exit code {result['exit']} (weakest: {result['canaries'].weakest})")
 
 

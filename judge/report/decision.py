@@ -4,6 +4,7 @@ ranking with whether it is told apart, the gate's verdict and what would change 
 from __future__ import annotations
 
 from judge.report.blocks import Block, Bullets, Heading, Para
+from judge.report.canary_section import fooled_sentence
 from judge.report.format import count, estimate, interval, num, pvalue
 from judge.summary import Analysis, RankedNeighbour, RunSummary, SameFamily, TrustGate
 from judge.summary_gate import NonInferiority
@@ -36,6 +37,9 @@ def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
             )
         items.append(text + ".")
     items += _self_preference_items(summary, analysis.same_family, analysis)
+    fooled = fooled_sentence(analysis)
+    if fooled is not None:
+        items.insert(0, fooled)
     return [Heading("Decision"), Para(_gate_sentence(analysis)), Bullets(items)]
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from judge import plots
 from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
+from judge.report.canary_section import canary_section
 from judge.report.decision import decision_section
 from judge.report.format import (
     count,
@@ -45,6 +46,7 @@ def build(summary: RunSummary) -> list[Block]:
     blocks += _data(summary, analysis)
     blocks += _results(summary, analysis)
     blocks += judge_section(summary, analysis)
+    blocks += canary_section(summary, analysis)
     return blocks
 
 
@@ -135,7 +137,12 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
                 f"{count(counts.items)} items, {count(counts.blinded)} responses, "
                 f"{count(counts.pairs)} pairs judged ({count(summary.skipped_pairs)}"
                 " pairs skipped: a system's answer missing), "
-                f"{count(counts.requests)} judge requests",
+                f"{count(counts.requests)} judge requests"
+                + (
+                    f" (canaries included: {count(summary.canary_setup.requests)} requests)"
+                    if summary.canary_setup
+                    else ""
+                ),
                 f"Replies: {count(counts.verdicts)} verdicts, "
                 f"{count(counts.parse_failures)} parse failures, {count(counts.errors)} "
                 f"errors, {count(counts.pending)} pending; {count(counts.cached)} from the "
@@ -166,9 +173,15 @@ def _injection(summary: RunSummary) -> list[str]:
     by_rule = injection.by_rule.items()
     rules = ", ".join(f"{k.replace('_', '-')} {count(v)}" for k, v in by_rule if v)
     systems = ", ".join(f"{s} {count(n)}" for s, n in injection.by_system.items() if n)
+    handled = (
+        "each loses its pairs against unflagged responses (and scores lowest) by rule, "
+        "whatever the judge said (aggregate.flagged: lose)"
+        if summary.aggregate.flagged == "lose"
+        else "flagged, judged as written"
+    )
     return [
         f"Injection: {count(injection.flagged)} of {count(injection.responses)} responses "
-        f"address the judge ({rules}; by system: {systems}); flagged, judged as written"
+        f"address the judge ({rules}; by system: {systems}); {handled}"
     ]
 
 

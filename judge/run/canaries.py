@@ -38,9 +38,12 @@ def canary_section(
         return None
     rows = _table(rundir.canary_judgments_jsonl)
     if "score" in rows.columns:
-        outcomes = _scored_outcomes(rows, _table(rundir.judgments_jsonl))
+        real = _table(rundir.judgments_jsonl)
+        outcomes = _scored_outcomes(rows, real)
+        own = _scored_outcomes(_as_judged(rows, "score"), _as_judged(real, "score"))
     else:
         outcomes = _pairwise_outcomes(rows)
+        own = _pairwise_outcomes(_as_judged(rows, "winner"))
     against = {opponent for (_, canary, opponent) in outcomes if canary in setup.kinds}
     weakest = _weakest(comparison, against)
     z = z_quantile(confidence)
@@ -51,15 +54,20 @@ def canary_section(
                 continue
             per = {o: c for (j, k, o), c in outcomes.items() if j == judge and k == canary}
             if weakest is not None and weakest in per:
-                rates.append(_rate(canary, kind, judge, weakest, per, threshold, z))
-        padded = {
-            setup.sources[k]: c
-            for (j, k, _), c in outcomes.items()
-            if j == judge and setup.kinds.get(k) == "length_padded"
-        }
+                judged = own.get((judge, canary, weakest), Counter())
+                rates.append(_rate(canary, kind, judge, weakest, per, judged, threshold, z))
+        padded, judged = (
+            {
+                setup.sources[k]: c
+                for (j, k, _), c in found.items()
+                if j == judge and setup.kinds.get(k) == "length_padded"
+            }
+            for found in (outcomes, own)
+        )
         if padded:
+            pooled = sum(judged.values(), Counter())
             name = "canary:padded"
-            rates.append(_rate(name, "length_padded", judge, SOURCE, padded, threshold, z))
+            rates.append(_rate(name, "length_padded", judge, SOURCE, padded, pooled, threshold, z))
     gates = [_gate(rate) for rate in rates if rate.fooled is not None]
     return Canaries(
         weakest=weakest,
@@ -83,6 +91,19 @@ def _weakest(comparison: Comparison, among: set[str]) -> str | None:
         if system in among and known:
             means[system] = sum(known) / len(known)
     return min(means, key=lambda s: (means[s], s)) if means else None
+
+
+def _as_judged(rows: pd.DataFrame, column: str) -> pd.DataFrame:
+    """`rows` with the judge's own verdicts where `aggregate.flagged: lose` overrode them."""
+    if rows.empty or "lost_by_flag" not in rows.columns:
+        return rows
+    own = "judged_winner" if column == "winner" else "judged_score"
+    ruled = rows["lost_by_flag"].fillna(False).astype(bool)
+    if not ruled.any():
+        return rows
+    rows = rows.copy()
+    rows.loc[ruled, column] = rows.loc[ruled, own]
+    return rows
 
 
 def _table(path: Path) -> pd.DataFrame:
@@ -139,10 +160,12 @@ def _rate(
     judge: str,
     opponent: str,
     per_opponent: dict[str, Counter[str]],
+    judged: Counter[str],
     threshold: float,
     z: float,
 ) -> CanaryRate:
-    """`opponent`'s counts (all of them, pooled, for a padded copy's `SOURCE`)."""
+    """`opponent`'s counts (all of them, pooled, for a padded copy's `SOURCE`); `judged`: the
+    same counts from the judge's own verdicts (before `aggregate.flagged: lose`)."""
     counts = sum(per_opponent.values(), Counter()) if opponent == SOURCE else per_opponent[opponent]
     wins, losses, ties = counts["win"], counts["loss"], counts["tie"]
     n = wins + losses + ties
@@ -171,6 +194,7 @@ def _rate(
         fooled=fooled,
         best_opponent=best,
         best_win_rate=_win_rate(per_opponent[best]),
+        judged_win_rate=_win_rate(judged),
     )
 
 

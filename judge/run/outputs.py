@@ -5,15 +5,23 @@ rates). Re-runnable at any time, on a finished or a partial run."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from judge.aggregate import aggregate_absolute, aggregate_pairwise, as_rows
+from judge.aggregate import (
+    PairJudgment,
+    ScoreJudgment,
+    aggregate_absolute,
+    aggregate_pairwise,
+    as_rows,
+    flagged_lose_pairs,
+    flagged_lose_scores,
+)
 from judge.config import RunConfig
 from judge.rundir import RunDir
 from judge.store import StoredResult
 from judge.summary import CanarySetup, InjectionCounts, RunSummary
-from judge.types import BlindingKey, InjectionReport
+from judge.types import BlindedPair, BlindingKey, InjectionReport
 
 
 def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
@@ -30,12 +38,15 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
     # Canaries are judged as any system is, and set apart here: nothing downstream of the
     # judgments file (judge behaviour, comparison, calibration) ever meets them.
     results, canary_results = _split(results, key, set(canaries["kinds"]) if canaries else set())
+    lose = _flagged_losers(config, meta)
     if absolute:
         score_rows, stats = aggregate_absolute(results, key)
+        score_rows = lose.scores(score_rows)
         rows = as_rows(score_rows)
         overview: dict[str, dict[str, Any]] = _score_overview(score_rows)
     else:
         pair_rows, stats = aggregate_pairwise(results, pairs, key, lengths, config.aggregate)
+        pair_rows = lose.pairs(pair_rows, pairs)
         rows = as_rows(pair_rows)
         overview = _win_overview(pair_rows)
     # Responses arrive in completion order; a fixed row order keeps the files, and the
@@ -44,16 +55,19 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
     rundir.write_judgments(rows)
     canary_setup = None
     if canaries:
+        canary_rows: list[Any]
         if absolute:
             canary_rows, canary_stats = aggregate_absolute(canary_results, key)
+            canary_rows = lose.scores(canary_rows)
         else:
             canary_rows, canary_stats = aggregate_pairwise(
                 canary_results, pairs, key, lengths, config.aggregate
             )
+            canary_rows = lose.pairs(canary_rows, pairs)
         rundir.write_canary_judgments(sorted(as_rows(canary_rows), key=_row_order))
         canary_setup = CanarySetup.model_validate(
             {
-                **canaries,
+                **{k: v for k, v in canaries.items() if k != "flags"},  # by opaque id: the store's
                 "requests": len(canary_results),
                 "pending": sum(r.status == "pending" for r in canary_results),
                 "cost_usd": _known_sum(s.cost_usd for s in canary_stats.values()),
@@ -86,6 +100,32 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
     )
     rundir.write_summary(summary)
     return summary
+
+
+@dataclass(frozen=True)
+class _Losers:
+    """`aggregate.flagged`: with `lose`, the flagged responses' judgments are decided by rule;
+    with `judge` (`flagged` empty), nothing changes."""
+
+    flagged: set[str]
+    lowest: float
+
+    def pairs(self, rows: list[PairJudgment], pairs: list[BlindedPair]) -> list[PairJudgment]:
+        return flagged_lose_pairs(rows, pairs, self.flagged) if self.flagged else rows
+
+    def scores(self, rows: list[ScoreJudgment]) -> list[ScoreJudgment]:
+        return flagged_lose_scores(rows, self.flagged, self.lowest) if self.flagged else rows
+
+
+def _flagged_losers(config: RunConfig, meta: dict[str, Any]) -> _Losers:
+    if config.aggregate.flagged == "judge":
+        return _Losers(set(), 0.0)
+    from judge.rubrics import AbsoluteScale, load_rubric
+
+    scale = load_rubric(config.rubric).scale
+    flagged = set((meta.get("injection_report") or {}).get("flags") or {})
+    flagged |= set((meta.get("canaries") or {}).get("flags") or {})
+    return _Losers(flagged, float(scale.min) if isinstance(scale, AbsoluteScale) else 0.0)
 
 
 def _split(

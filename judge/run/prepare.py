@@ -196,7 +196,10 @@ def _prepare(
             store.set_meta("scrub_report", scrub.model_dump(mode="json"))
             store.set_meta("injection_report", injection.model_dump(mode="json"))
             if canaries.kinds:
-                store.set_meta("canaries", _canary_record(canaries, flags))
+                canary_ids = {
+                    (b.item_id, canary_key.systems[b.blind_id]): b.blind_id for b in canary_blinded
+                }
+                store.set_meta("canaries", _canary_record(canaries, flags, canary_ids))
             store.set_meta("skipped_pairs", [list(s) for s in skipped])
             store.set_meta("responses_set_aside", set_aside)
             store.set_meta("system_costs", system_costs(responses))
@@ -271,8 +274,13 @@ def canary_requests(config: RunConfig, kind: str, canaries: CanaryPlan) -> int:
     return sum(orders * judges((first, second)) for _, first, second in canaries.pairs)
 
 
-def _canary_record(canaries: CanaryPlan, flags: dict[tuple[str, str], str]) -> dict:
-    """What the analysis needs to know of the canaries (store meta `canaries`)."""
+def _canary_record(
+    canaries: CanaryPlan,
+    flags: dict[tuple[str, str], str],
+    blind_ids: dict[tuple[str, str], str],
+) -> dict:
+    """What the outputs and the analysis need to know of the canaries (store meta
+    `canaries`): `flags` by opaque id, as `injection_report` holds the real systems'."""
     responses = Counter(r.system for r in canaries.responses)
     flagged = Counter(system for (_, system) in flags if system in canaries.kinds)
     return {
@@ -281,6 +289,9 @@ def _canary_record(canaries: CanaryPlan, flags: dict[tuple[str, str], str]) -> d
         "items": len(canaries.items),
         "responses": {s: responses[s] for s in canaries.kinds},
         "flagged": {s: flagged[s] for s in canaries.kinds},
+        "flags": {
+            blind_ids[unit]: rule for unit, rule in sorted(flags.items()) if unit in blind_ids
+        },
     }
 
 

@@ -109,7 +109,11 @@ def wilson(mean: float, n: float, z: float, bounds: Bounds = (0.0, 1.0)) -> tupl
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * np.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n))
-    return lo + span * max(0.0, centre - half), lo + span * min(1.0, centre + half)
+    # At p = 0 (or 1) the bound is exactly the end: the subtraction leaves rounding (2.8e-17),
+    # an interval that would seem to exclude its own estimate.
+    low = 0.0 if p <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return lo + span * low, lo + span * high
 
 
 def _mean_estimate(

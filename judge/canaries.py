@@ -67,6 +67,8 @@ class CanaryPlan:
     kinds: dict[str, Kind] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     """Padded canary -> the real system it copies."""
+    against: list[str] = field(default_factory=list)
+    """The real systems the canaries are judged against."""
     items: list[str] = field(default_factory=list)
 
 
@@ -113,7 +115,7 @@ def plan_canaries(
     for r in responses:
         if r.system in against:
             answered.setdefault(r.item_id, {})[r.system] = r
-    plan = CanaryPlan(items=sample_items(answered, items, seed))
+    plan = CanaryPlan(items=sample_items(answered, items, seed), against=sorted(against))
     constant = [(NULL_MODEL, "null_model", null_model), (MASTER_KEY, "master_key", master_key)]
     for name, kind, text in constant:
         if text is not None:

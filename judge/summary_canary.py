@@ -17,6 +17,8 @@ class CanarySetup(SummaryModel):
     """Canary system name -> kind."""
     sources: dict[str, str]
     """Padded canary -> the real system it copies."""
+    against: list[str]
+    """The real systems the canaries were judged against (`canaries.against`)."""
     items: int
     responses: dict[str, int]
     flagged: dict[str, int]

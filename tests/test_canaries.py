@@ -165,7 +165,7 @@ def test_a_real_system_may_not_wear_a_canary_name(tmp_path: Path) -> None:
 
 def test_canaries_against_an_unknown_system(tmp_path: Path) -> None:
     path = _error_case(tmp_path, REAL, canaries={"against": ["sys-good", "sys-gone"]})
-    with pytest.raises(ConfigError, match="canaries.against names sys-gone") as caught:
+    with pytest.raises(ConfigError, match=r"canaries\.against names sys-gone") as caught:
         prepare_run(load_config(path), tmp_path / "run")
     assert "sys-good, sys-weak" in str(caught.value)
     _assert_cli_error(
@@ -180,7 +180,10 @@ def test_canaries_refuse_recorded_judges(tmp_path: Path) -> None:
     path = _error_case(tmp_path, REAL, judges=[recorded], canaries={})
     with pytest.raises(ConfigError, match="canaries need live judges: recorded/gpt-4"):
         load_config(path)
-    _assert_cli_error(run_cli_here("prepare", str(path)), "canaries need live judges")
+    _assert_cli_error(
+        run_cli_here("prepare", str(path), "--run-dir", str(tmp_path / "cli")),
+        "canaries need live judges",
+    )
     # The same judge without canaries is a valid config.
     assert load_config(_error_case(tmp_path, REAL, judges=[recorded])).canaries is None
 
@@ -190,7 +193,9 @@ def test_blank_custom_canary_text(tmp_path: Path, key: str) -> None:
     path = _error_case(tmp_path, REAL, canaries={key: "  \n"})
     with pytest.raises(ConfigError, match=rf"canaries.{key}: give the canary's text"):
         load_config(path)
-    _assert_cli_error(run_cli_here("prepare", str(path)), f"canaries.{key}")
+    _assert_cli_error(
+        run_cli_here("prepare", str(path), "--run-dir", str(tmp_path / "cli")), f"canaries.{key}"
+    )
 
 
 # --------------------------------------------------------------------------- prepare
@@ -231,7 +236,8 @@ def _is_canary_request(request: Any, key: Any) -> bool:
 def test_canaries_leave_the_real_requests_and_reports_unchanged(
     tmp_path: Path, prepare_data: tuple[Path, Path], rubric: str
 ) -> None:
-    plain = prepare_run(_prepare_config(tmp_path / "a", prepare_data, rubric=rubric), tmp_path / "a")
+    config = _prepare_config(tmp_path / "a", prepare_data, rubric=rubric)
+    plain = prepare_run(config, tmp_path / "a")
     config = _prepare_config(tmp_path / "b", prepare_data, rubric=rubric, canaries={})
     with_canaries = prepare_run(config, tmp_path / "b")
 
@@ -253,10 +259,9 @@ def test_canaries_leave_the_real_requests_and_reports_unchanged(
     # Counted independently: every item (12 < the default sample of 100), and per item the
     # null model and master key against each of the 3 systems plus one padded copy of each.
     systems = len(PREPARE_SYSTEMS)
-    if rubric == "pairwise_general":
-        per_item = (2 * systems + systems) * 2  # pairs x both orders, one judge
-    else:
-        per_item = 2 + systems  # one response per canary, one judge
+    pairwise = rubric == "pairwise_general"
+    # Pairwise: pairs x both orders; absolute: one response per canary; one judge either way.
+    per_item = (2 * systems + systems) * 2 if pairwise else 2 + systems
     assert with_canaries.canary_requests == N_ITEMS * per_item
     assert with_canaries.requests - plain.requests == with_canaries.canary_requests
     assert len(after) - len(before) == with_canaries.canary_requests
@@ -282,8 +287,8 @@ def test_canary_items_and_against_shrink_the_plan(
     assert recorded["sources"] == {PADDED + "sys-weak": "sys-weak"}
     assert recorded["items"] == 5
     key = RunDir(tmp_path / "run").read_key()
-    canary_pairs = {key.pairs[pid] for pid in key.pairs if any(is_canary(s) for s in key.pairs[pid])}
-    assert {frozenset(p) for p in canary_pairs} == {
+    pairs = {frozenset(p) for p in key.pairs.values()}
+    assert {p for p in pairs if any(is_canary(s) for s in p)} == {
         frozenset({NULL_MODEL, "sys-weak"}),
         frozenset({PADDED + "sys-weak", "sys-weak"}),
     }
@@ -294,9 +299,10 @@ def test_max_requests_counts_the_canaries(tmp_path: Path, prepare_data: tuple[Pa
     real_only = plain.requests
     config = _prepare_config(tmp_path / "b", prepare_data, canaries={})
     # The real requests alone fit the limit ...
-    assert prepare_run(
+    fits = prepare_run(
         _prepare_config(tmp_path / "c", prepare_data), tmp_path / "c", max_requests=real_only
     )
+    assert fits.requests == real_only
     # ... the canaries' push the run over it, and nothing is written.
     with pytest.raises(LimitError, match="over the limit"):
         prepare_run(config, tmp_path / "b", max_requests=real_only)
@@ -322,8 +328,7 @@ def _run(root: Path, knobs: dict[str, Any], **overrides: Any) -> Any:
         simulator={"seed": 5, "noise": 0.05, **knobs},
         compare={"resamples": 200},
         cache=str(root / "cache.sqlite"),  # runs with different knobs must not share replies
-        canaries={},
-        **overrides,
+        **{"canaries": {}, **overrides},
     )
     return run_pipeline(load_config(path), root / "run")
 
@@ -404,9 +409,7 @@ def test_an_unfooled_judge_passes_and_canaries_stay_out_of_the_ranking(off_run: 
     assert summary.injection is not None and summary.injection.flagged == 0
 
 
-def test_a_master_key_fools_the_judge_and_fails_the_run(
-    off_run: Any, master_key_run: Any
-) -> None:
+def test_a_master_key_fools_the_judge_and_fails_the_run(off_run: Any, master_key_run: Any) -> None:
     summary = master_key_run.summary
     canaries = summary.analysed().canaries
     assert canaries is not None and not canaries.passed

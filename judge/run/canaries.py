@@ -39,8 +39,9 @@ def canary_section(
     rows = _table(rundir.canary_judgments_jsonl)
     if "score" in rows.columns:
         real = _table(rundir.judgments_jsonl)
-        outcomes = _scored_outcomes(rows, real)
-        own = _scored_outcomes(_as_judged(rows, "score"), _as_judged(real, "score"))
+        against = set(setup.against)
+        outcomes = _scored_outcomes(rows, real, against)
+        own = _scored_outcomes(_as_judged(rows, "score"), _as_judged(real, "score"), against)
     else:
         outcomes = _pairwise_outcomes(rows)
         own = _pairwise_outcomes(_as_judged(rows, "winner"))
@@ -129,13 +130,14 @@ def _pairwise_outcomes(rows: pd.DataFrame) -> Outcomes:
     return out
 
 
-def _scored_outcomes(rows: pd.DataFrame, real: pd.DataFrame) -> Outcomes:
-    """Absolute rubrics: on each item, the canary's score against each real system's, by the
-    same judge; the canary wins when it scored higher."""
+def _scored_outcomes(rows: pd.DataFrame, real: pd.DataFrame, against: set[str]) -> Outcomes:
+    """Absolute rubrics: on each item, the canary's score against the score of each real
+    system in `against` (a padded copy: its source), by the same judge; the canary wins when
+    it scored higher."""
     out: Outcomes = defaultdict(Counter)
     if rows.empty or real.empty:
         return out
-    scored = real[real["score"].notna()]
+    scored = real[real["score"].notna() & real["system"].isin(against)]
     theirs: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for judge, item, system, score in scored[["judge", "item_id", "system", "score"]].itertuples(
         index=False

@@ -215,7 +215,7 @@ def _prepare(
         pairs=len(pairs),
         skipped_pairs=len(skipped),
         requests=len(requests),
-        canary_requests=sum(_is_canary_request(r, key) for r in requests),
+        canary_requests=sum(_is_canary_request(r, key, set(canaries.kinds)) for r in requests),
         same_family_requests=same_family,
         rubric=f"{rubric.id}@{rubric.version}",
         scrub=scrub,
@@ -286,6 +286,7 @@ def _canary_record(
     return {
         "kinds": canaries.kinds,
         "sources": canaries.sources,
+        "against": canaries.against,
         "items": len(canaries.items),
         "responses": {s: responses[s] for s in canaries.kinds},
         "flagged": {s: flagged[s] for s in canaries.kinds},
@@ -295,10 +296,12 @@ def _canary_record(
     }
 
 
-def _is_canary_request(request: JudgeRequest, key: BlindingKey) -> bool:
+def _is_canary_request(request: JudgeRequest, key: BlindingKey, canaries: set[str]) -> bool:
+    if not canaries:
+        return False
     if request.pair_id is not None:
-        return any(is_canary(s) for s in key.pairs[request.pair_id])
-    return request.blind_id is not None and is_canary(key.systems[request.blind_id])
+        return not canaries.isdisjoint(key.pairs[request.pair_id])
+    return request.blind_id is not None and key.systems[request.blind_id] in canaries
 
 
 def _usable_key(rundir: RunDir, config_hash: str, log: Callable[[str], None]) -> BlindingKey | None:

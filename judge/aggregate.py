@@ -358,7 +358,7 @@ def flagged_lose_pairs(
     out = []
     for j in judgments:
         side = loser.get(j.pair_id)
-        if side is None:
+        if side is None or j.winner is None:  # no verdict stays none: a failure is a record
             out.append(j)
             continue
         # system_a / system_b are key.pairs[pair_id]: slot A's system, then slot B's.
@@ -383,7 +383,7 @@ def flagged_lose_scores(
     """`aggregate.flagged: lose` for absolute scores: a flagged response scores `lowest`."""
     return [
         replace(r, score=lowest, scores={}, lost_by_flag=True, judged_score=r.score)
-        if r.blind_id in flagged
+        if r.blind_id in flagged and r.score is not None
         else r
         for r in rows
     ]

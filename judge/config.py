@@ -206,6 +206,15 @@ class CanaryConfig(_Strict):
             raise ValueError("give the canary's text, or true for the built-in one, or false")
         return value
 
+    @model_validator(mode="after")
+    def _some_canary(self) -> CanaryConfig:
+        if not (self.null_model or self.master_key or self.length_padded):
+            raise ValueError(
+                "null_model, master_key and length_padded are all off: remove `canaries` "
+                "instead, or turn one on"
+            )
+        return self
+
 
 class BudgetConfig(_Strict):
     max_cost_usd: float | None = Field(default=None, gt=0)

@@ -63,7 +63,12 @@ def check_requests(
             f"this run would send {planned:,} judge requests, over the limit of "
             f"{max_requests:,} per run (max_requests); judge fewer systems (data.systems), "
             "compare each with one baseline (pairs: {mode: baseline, baseline: NAME}), judge "
-            "one order (orders: AB), use fewer judges, or split the items into several runs",
+            "one order (orders: AB), use fewer judges, or split the items into several runs"
+            + (
+                f"; {extra:,} of them are canaries' (fewer canaries.items, or no canaries)"
+                if extra
+                else ""
+            ),
             limit="max_requests",
             maximum=max_requests,
             actual=planned,

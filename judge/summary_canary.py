@@ -3,7 +3,7 @@ each canary's win rate per judge against its threshold."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from judge.summary_gate import GateOutcome, SummaryModel
 
@@ -20,9 +20,16 @@ class CanarySetup(SummaryModel):
     against: list[str]
     """The real systems the canaries were judged against (`canaries.against`)."""
     items: int
+    pairs: int
+    """Canary pairs (absolute rubrics: none)."""
+    texts: dict[str, Any] | None
+    """The null-model and master-key texts and the padding sentences the canaries were built
+    from (part of the run's config hash)."""
     responses: dict[str, int]
+    responses_total: int
     flagged: dict[str, int]
     """Canary responses the injection detector flagged, per canary."""
+    flagged_total: int
     requests: int
     pending: int
     cost_usd: float | None

@@ -109,7 +109,7 @@ def _page(rows: list[tuple[str, str, float]]) -> list[str]:
     decision = _decision(
         RunComparison.model_validate({"judge": "j", **report.to_dict()}), None, None
     )
-    analysis = SimpleNamespace(decision=decision, same_family=None, calibration=None)
+    analysis = SimpleNamespace(decision=decision, same_family=None, calibration=None, canaries=None)
     return decision_section(None, analysis)[-1].items  # type: ignore[arg-type, attr-defined]
 
 

@@ -19,8 +19,6 @@ def canary_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     canaries, setup = analysis.canaries, summary.canary_setup
     if canaries is None or setup is None:
         return []
-    flagged = sum(setup.flagged.values())
-    responses = sum(setup.responses.values())
     blocks: list[Block] = [
         Heading("Canaries"),
         Para(
@@ -60,7 +58,8 @@ def canary_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
                 + "; ".join(
                     f"{name} ({_WHAT[kind]})" for name, kind in sorted(setup.kinds.items())
                 ),
-                f"The injection detector flagged {count(flagged)} of {count(responses)} canary "
+                f"The injection detector flagged {count(setup.flagged_total)} of "
+                f"{count(setup.responses_total)} canary "
                 "responses ("
                 + (
                     "each lost by rule, as any flagged response does: aggregate.flagged: lose"

@@ -106,6 +106,7 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
     counts = summary.counts
     scrub = summary.scrub
     data = analysis.data
+    setup = summary.canary_setup
     if scrub is None:
         blinding = "Blinding: identity markers were not scrubbed (blinding.scrub: false)"
     else:
@@ -139,8 +140,9 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
                 " pairs skipped: a system's answer missing), "
                 f"{count(counts.requests)} judge requests"
                 + (
-                    f" (canaries included: {count(summary.canary_setup.requests)} requests)"
-                    if summary.canary_setup
+                    f", the canaries' {count(setup.responses_total)} responses, "
+                    f"{count(setup.pairs)} pairs and {count(setup.requests)} requests included"
+                    if setup
                     else ""
                 ),
                 f"Replies: {count(counts.verdicts)} verdicts, "

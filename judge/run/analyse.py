@@ -86,6 +86,7 @@ def analyse_run(
                 comparison,
                 threshold=config.canaries.threshold if config.canaries else 0.0,
                 confidence=_CONFIDENCE,
+                floor=None if pairwise else float(_score_scale(config)[0]),
             ),
         )
     except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:

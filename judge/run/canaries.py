@@ -32,16 +32,21 @@ def canary_section(
     *,
     threshold: float,
     confidence: float,
+    floor: float | None = None,
 ) -> Canaries | None:
-    """Win rates and gates of the run's canaries; None for a run without them."""
+    """Win rates and gates of the run's canaries; None for a run without them. `floor`:
+    absolute rubrics, the scale's lowest score."""
     if setup is None:
         return None
     rows = _table(rundir.canary_judgments_jsonl)
     if "score" in rows.columns:
         real = _table(rundir.judgments_jsonl)
-        against = set(setup.against)
-        outcomes = _scored_outcomes(rows, real, against)
-        own = _scored_outcomes(_as_judged(rows, "score"), _as_judged(real, "score"), against)
+        with rundir.open_store() as store:
+            compared = {tuple(c) for c in (store.get_meta("canaries") or {}).get("compared", [])}
+        outcomes = _scored_outcomes(rows, real, compared, floor)
+        own = _scored_outcomes(
+            _as_judged(rows, "score"), _as_judged(real, "score"), compared, floor
+        )
     else:
         outcomes = _pairwise_outcomes(rows)
         own = _pairwise_outcomes(_as_judged(rows, "winner"))
@@ -54,9 +59,12 @@ def canary_section(
             if kind == "length_padded":
                 continue
             per = {o: c for (j, k, o), c in outcomes.items() if j == judge and k == canary}
-            if weakest is not None and weakest in per:
-                judged = own.get((judge, canary, weakest), Counter())
-                rates.append(_rate(canary, kind, judge, weakest, per, judged, threshold, z))
+            # The weakest this judge faced: a judge of the weakest system's family never
+            # meets the canaries there, and must not escape its gate for that.
+            mine = weakest if weakest in per else _weakest(comparison, set(per))
+            if mine is not None:
+                judged = own.get((judge, canary, mine), Counter())
+                rates.append(_rate(canary, kind, judge, mine, per, judged, threshold, z))
         padded, judged = (
             {
                 setup.sources[k]: c
@@ -68,7 +76,9 @@ def canary_section(
         if padded:
             pooled = sum(judged.values(), Counter())
             name = "canary:padded"
-            rates.append(_rate(name, "length_padded", judge, SOURCE, padded, pooled, threshold, z))
+            rates.append(
+                _rate(name, "length_padded", judge, SOURCE, padded, pooled, threshold, z, True)
+            )
     gates = [_gate(rate) for rate in rates if rate.fooled is not None]
     return Canaries(
         weakest=weakest,
@@ -130,14 +140,21 @@ def _pairwise_outcomes(rows: pd.DataFrame) -> Outcomes:
     return out
 
 
-def _scored_outcomes(rows: pd.DataFrame, real: pd.DataFrame, against: set[str]) -> Outcomes:
+def _scored_outcomes(
+    rows: pd.DataFrame,
+    real: pd.DataFrame,
+    compared: set[tuple[str, ...]],
+    floor: float | None,
+) -> Outcomes:
     """Absolute rubrics: on each item, the canary's score against the score of each real
-    system in `against` (a padded copy: its source), by the same judge; the canary wins when
-    it scored higher."""
+    system it is `compared` with ((item_id, canary, system), as prepare planned them: a padded
+    copy with its source), by the same judge; the canary wins when it scored higher. A
+    null-model or master-key canary given the scale's lowest score loses, even to an answer
+    scored as low: it could not have been scored lower."""
     out: Outcomes = defaultdict(Counter)
     if rows.empty or real.empty:
         return out
-    scored = real[real["score"].notna() & real["system"].isin(against)]
+    scored = real[real["score"].notna()]
     theirs: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for judge, item, system, score in scored[["judge", "item_id", "system", "score"]].itertuples(
         index=False
@@ -149,9 +166,10 @@ def _scored_outcomes(rows: pd.DataFrame, real: pd.DataFrame, against: set[str]) 
     ):
         source = canary.removeprefix(PADDED) if canary.startswith(PADDED) else None
         for system, other in theirs[(judge, item)]:
-            if source is not None and system != source:
+            if (item, canary, system) not in compared:
                 continue
-            result = "win" if score > other else "loss" if score < other else "tie"
+            lowest = source is None and floor is not None and score <= floor
+            result = "loss" if lowest or score < other else "win" if score > other else "tie"
             out[(judge, canary, system)][result] += 1
     return out
 
@@ -165,10 +183,12 @@ def _rate(
     judged: Counter[str],
     threshold: float,
     z: float,
+    pooled: bool = False,
 ) -> CanaryRate:
-    """`opponent`'s counts (all of them, pooled, for a padded copy's `SOURCE`); `judged`: the
-    same counts from the judge's own verdicts (before `aggregate.flagged: lose`)."""
-    counts = sum(per_opponent.values(), Counter()) if opponent == SOURCE else per_opponent[opponent]
+    """`opponent`'s counts (every opponent's, `pooled`, for padded copies against their
+    sources); `judged`: the same counts from the judge's own verdicts (before
+    `aggregate.flagged: lose`)."""
+    counts = sum(per_opponent.values(), Counter()) if pooled else per_opponent[opponent]
     wins, losses, ties = counts["win"], counts["loss"], counts["tie"]
     n = wins + losses + ties
     fair = _FAIR[kind]

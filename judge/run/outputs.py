@@ -67,7 +67,10 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
         rundir.write_canary_judgments(sorted(as_rows(canary_rows), key=_row_order))
         canary_setup = CanarySetup.model_validate(
             {
-                **{k: v for k, v in canaries.items() if k != "flags"},  # by opaque id: the store's
+                # By opaque id and by item: the store keeps them.
+                **{k: v for k, v in canaries.items() if k not in ("flags", "compared")},
+                "responses_total": sum(canaries["responses"].values()),
+                "flagged_total": sum(canaries["flagged"].values()),
                 "requests": len(canary_results),
                 "pending": sum(r.status == "pending" for r in canary_results),
                 "cost_usd": _known_sum(s.cost_usd for s in canary_stats.values()),

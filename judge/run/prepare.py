@@ -13,6 +13,7 @@ whose secret the next prepare reuses to add the same rows again (inserts are ide
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from judge.blinding import blind_responses, make_listed_pairs, make_pairs, new_secret
 from judge.canaries import PREFIX as CANARY_PREFIX
-from judge.canaries import CanaryPlan, canary_texts, is_canary, plan_canaries
+from judge.canaries import CanaryPlan, canary_texts, is_canary, plan_canaries, recorded_texts
 from judge.config import JudgeSpec, RunConfig
 from judge.data import load_items, load_responses
 from judge.errors import ConfigError, DataError
@@ -30,7 +31,7 @@ from judge.injection import report as injection_report
 from judge.injection import scan as scan_injections
 from judge.limits import check_requests
 from judge.provenance import environment
-from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
+from judge.rubrics import AbsoluteScale, Rubric, load_rubric, render_absolute, render_pairwise
 from judge.rundir import RunDir
 from judge.scrubber import Scrubber
 from judge.types import (
@@ -88,8 +89,13 @@ def prepare_run(
 def _prepare(
     config: RunConfig, rundir: RunDir, log: Callable[[str], None], max_requests: int | None
 ) -> PrepareSummary:
-    config_hash = content_hash(config.model_dump(mode="json"))
     rubric = load_rubric(config.rubric)
+    texts = _canary_texts(config, rubric)
+    record = config.model_dump(mode="json")
+    if texts is not None:
+        # The canaries' built-in texts are part of what a run sends, like its config.
+        record["canary_texts"] = recorded_texts(*texts)
+    config_hash = content_hash(record)
 
     log(f"loading items from {config.data.items}")
     items = load_items(config.data.items)
@@ -116,7 +122,9 @@ def _prepare(
             f"least two systems; found {systems or 'none'}"
         )
 
-    canaries = _plan_canaries(config, responses, systems, pairwise=rubric.kind == "pairwise")
+    # On the text as written (before scrubbing): flagged here, judged unchanged.
+    flags = scan_injections((r.item_id, r.system, r.output) for r in responses)
+    canaries = _plan_canaries(config, responses, systems, texts, rubric.kind, set(flags))
     previous_key = _usable_key(rundir, config_hash, log)
     secret = (previous_key.blinding_secret if previous_key else config.blinding.secret) or (
         new_secret()
@@ -136,13 +144,10 @@ def _prepare(
     canary_blinded, canary_key, _ = blind_responses(
         canaries.responses, secret=secret, seed=config.blinding.seed, scrubber=scrubber
     )
-    # On the text as written (before scrubbing): flagged here, judged unchanged.
-    flags = scan_injections(
-        (r.item_id, r.system, r.output) for r in (*responses, *canaries.responses)
-    )
-    real_flags = {unit: rule for unit, rule in flags.items() if unit[1] not in canaries.kinds}
+    # Apart from the real ones: `constant_answer` compares a system's answers with its own.
+    canary_flags = scan_injections((r.item_id, r.system, r.output) for r in canaries.responses)
     blind_ids = {(b.item_id, key.systems[b.blind_id]): b.blind_id for b in blinded}
-    injection = injection_report(real_flags, blind_ids, systems)
+    injection = injection_report(flags, blind_ids, systems)
     if max_requests is not None:
         extra = canary_requests(config, rubric.kind, canaries)
         check_requests(config, rubric.kind, blinded, key, max_requests, extra=extra)
@@ -158,11 +163,15 @@ def _prepare(
         )
     if canaries.kinds:
         key = key.model_copy(update={"systems": {**key.systems, **canary_key.systems}})
+        # Shuffled in among the real ones, so that neither the blinded table nor the order
+        # requests are sent in (a budget stop) sets the canaries apart.
         blinded = [*blinded, *canary_blinded]
-        canary_pairs, key = make_listed_pairs(
-            blinded, key, canaries.pairs, seed=config.blinding.seed
-        )
-        pairs = [*pairs, *canary_pairs]
+        random.Random(config.blinding.seed).shuffle(blinded)
+        if rubric.kind == "pairwise":
+            canary_pairs, key = make_listed_pairs(
+                blinded, key, canaries.pairs, seed=config.blinding.seed
+            )
+            pairs = sorted([*pairs, *canary_pairs], key=lambda p: (p.item_id, p.pair_id))
 
     requests = list(_plan_requests(config, rubric, items, blinded, pairs, key))
     same_family = sum(r.same_family for r in requests)
@@ -199,7 +208,10 @@ def _prepare(
                 canary_ids = {
                     (b.item_id, canary_key.systems[b.blind_id]): b.blind_id for b in canary_blinded
                 }
-                store.set_meta("canaries", _canary_record(canaries, flags, canary_ids))
+                store.set_meta(
+                    "canaries",
+                    _canary_record(canaries, canary_flags, canary_ids, texts, rubric.kind),
+                )
             store.set_meta("skipped_pairs", [list(s) for s in skipped])
             store.set_meta("responses_set_aside", set_aside)
             store.set_meta("system_costs", system_costs(responses))
@@ -224,13 +236,28 @@ def _prepare(
     )
 
 
+def _canary_texts(config: RunConfig, rubric: Rubric) -> tuple[str | None, str | None] | None:
+    """The null-model and master-key texts of the run's canaries; None without canaries."""
+    wanted = config.canaries
+    if wanted is None:
+        return None
+    scale = rubric.scale
+    top = scale.max if isinstance(scale, AbsoluteScale) else None
+    return canary_texts(wanted.null_model, wanted.master_key, top_score=top)
+
+
 def _plan_canaries(
-    config: RunConfig, responses: list[Response], systems: list[str], *, pairwise: bool
+    config: RunConfig,
+    responses: list[Response],
+    systems: list[str],
+    texts: tuple[str | None, str | None] | None,
+    kind: str,
+    flagged: set[tuple[str, str]],
 ) -> CanaryPlan:
     """The canaries' responses and pairs (none without `canaries:`), after checking that no
     real system wears a canary's name and that `canaries.against` names real systems."""
     wanted = config.canaries
-    if wanted is None:
+    if wanted is None or texts is None:
         return CanaryPlan()
     taken = [s for s in systems if is_canary(s)]
     if taken:
@@ -245,7 +272,7 @@ def _plan_canaries(
             f"canaries.against names {', '.join(unknown) or 'no system'}; the systems "
             f"evaluated are: {', '.join(systems)}"
         )
-    null_model, master_key = canary_texts(wanted.null_model, wanted.master_key, pairwise=pairwise)
+    null_model, master_key = texts
     return plan_canaries(
         responses,
         against,
@@ -254,7 +281,7 @@ def _plan_canaries(
         length_padded=wanted.length_padded,
         items=wanted.items,
         seed=config.blinding.seed,
-        pairwise=pairwise,
+        flagged=flagged,
     )
 
 
@@ -278,6 +305,8 @@ def _canary_record(
     canaries: CanaryPlan,
     flags: dict[tuple[str, str], str],
     blind_ids: dict[tuple[str, str], str],
+    texts: tuple[str | None, str | None] | None,
+    kind: str,
 ) -> dict:
     """What the outputs and the analysis need to know of the canaries (store meta
     `canaries`): `flags` by opaque id, as `injection_report` holds the real systems'."""
@@ -288,6 +317,11 @@ def _canary_record(
         "sources": canaries.sources,
         "against": canaries.against,
         "items": len(canaries.items),
+        "pairs": len(canaries.pairs) if kind == "pairwise" else 0,
+        # Absolute rubrics judge no pairs: the scores a canary's are compared with (empty and
+        # flagged answers are no opponents; see `plan_canaries`).
+        "compared": canaries.pairs if kind == "absolute" else [],
+        "texts": recorded_texts(*texts) if texts else None,
         "responses": {s: responses[s] for s in canaries.kinds},
         "flagged": {s: flagged[s] for s in canaries.kinds},
         "flags": {

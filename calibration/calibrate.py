@@ -68,6 +68,7 @@ from calibration.labels import (
     join_labels,
     natural_key,
     normalise,
+    unknown_systems_note,
 )
 from calibration.trust_gate import GateThresholds, GateVerdict, evaluate_gate, stratum_gate
 
@@ -153,10 +154,16 @@ def calibrate(
     thresholds = gate or GateThresholds()
     joined = join_labels(judge_table, human_table, kind=kind, strata=strata, scale=scale)
     if joined.summary.matched_keys == 0:
+        join = joined.summary
         raise LabelError(
             "no key has both a usable judgment and a human label: "
-            f"judge keys e.g. {list(joined.summary.judge_only.examples[:2])}, human keys e.g. "
-            f"{list(joined.summary.human_only.examples[:2])}; check item_id and system names"
+            f"judge keys e.g. {list(join.judge_only.examples[:2])}, human keys e.g. "
+            f"{list(join.human_only.examples[:2])}; "
+            + (
+                unknown_systems_note(join)
+                if join.unknown_systems
+                else "check item_id and system names"
+            )
         )
     ctx = _Ctx(joined, level, resamples, seed, confidence, thresholds)
     overall = ctx.stratum(np.ones(len(joined.keys), dtype=bool), {})

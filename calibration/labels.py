@@ -47,6 +47,7 @@ __all__ = [
     "load_mt_bench",
     "natural_key",
     "normalise",
+    "unknown_systems_note",
 ]
 
 
@@ -79,6 +80,13 @@ class JoinSummary:
     column."""
     annotator_per_row: bool = False
     """The human table has no `annotator` column: each row counted as its own annotator."""
+    unknown_systems: tuple[str, ...] = ()
+    """Systems the human labels name and the judge table never does (a misspelt or renamed
+    system): their labels join nothing."""
+    unknown_system_labels: int = 0
+    """Human labels naming at least one of `unknown_systems`."""
+    judge_systems: tuple[str, ...] = ()
+    """Every system the judge table names, to compare `unknown_systems` with."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -86,6 +94,8 @@ class JoinSummary:
     def notes(self) -> list[str]:
         """What was assumed or combined while reading the tables, one sentence each."""
         notes = [] if self.judge_orders is None else [self.judge_orders.note()]
+        if self.unknown_systems:
+            notes.append(unknown_systems_note(self))
         if self.annotator_per_row:
             notes.append(
                 "annotators: the human table has no 'annotator' column, so each row counts as "
@@ -93,6 +103,20 @@ class JoinSummary:
                 "follow annotators across keys)"
             )
         return notes
+
+
+def unknown_systems_note(join: JoinSummary) -> str:
+    """One line naming the human labels' systems the judge never judged, and the judge's."""
+    return (
+        f"unknown systems: {join.unknown_system_labels} human labels name "
+        f"{_listed(join.unknown_systems)}, which the judge table never names, so they join "
+        f"nothing; the judge's systems are {_listed(join.judge_systems)} (check the spelling)"
+    )
+
+
+def _listed(names: Sequence[str], most: int = 10) -> str:
+    shown = ", ".join(names[:most])
+    return shown + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 @dataclass(frozen=True)
@@ -218,6 +242,12 @@ def join_labels(
         matched = matched.merge(key_strata, on=key_cols, how="left")
         judge_only = judge_only.merge(key_strata, on=key_cols, how="left")
     repeated = int(human.duplicated([*key_cols, "annotator"]).sum())
+    system_cols = [c for c in key_cols if c.startswith("system")]
+    judge_systems = sorted({str(v) for c in system_cols for v in judge[c]}, key=natural_key)
+    unknown = sorted(
+        {str(v) for c in system_cols for v in human[c]} - set(judge_systems), key=natural_key
+    )
+    naming_unknown = human[system_cols].astype(str).isin(unknown).any(axis=1)
     summary = JoinSummary(
         judge_keys=len(judge_keys),
         human_keys=len(labelled),
@@ -230,6 +260,9 @@ def join_labels(
         repeated_labels=repeated,
         judge_orders=orders,
         annotator_per_row="annotator" not in human_table,
+        unknown_systems=tuple(unknown),
+        unknown_system_labels=int(naming_unknown.sum()),
+        judge_systems=tuple(judge_systems),
     )
     return JoinedLabels(
         kind=kind,

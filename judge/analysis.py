@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from calibration.calibrate import CalibrationReport
     from calibration.compare import ComparisonReport
     from calibration.labels import LabelError
+    from calibration.trust_gate import GateThresholds
 
 
 def calibrate_tables(
@@ -27,12 +28,14 @@ def calibrate_tables(
     resamples: int = 1000,
     seed: int = ANALYSIS_SEED,
     shuffle_judge: int | None = None,
+    gate: GateThresholds | None = None,
     judge_path: Path | None = None,
     human_path: Path | None = None,
 ) -> CalibrationReport:
     """`judge calibrate`: judge labels against human labels (kind: from both tables' columns
-    unless given; `shuffle_judge`: the negative control's seed). A malformed table raises
-    `DataError` naming its file, row and column."""
+    unless given; `shuffle_judge`: the negative control's seed; `gate`: the trust gate's
+    settings, default `GateThresholds()`). A malformed table raises `DataError` naming its
+    file, row and column."""
     from calibration.calibrate import calibrate, shuffled_judge
     from calibration.kinds import infer_kind
     from calibration.labels import LabelError
@@ -46,11 +49,76 @@ def calibrate_tables(
             human_table,
             kind=kind,  # type: ignore[arg-type]
             strata=list(strata),
+            gate=gate,
             resamples=resamples,
             seed=seed,
         )
     except LabelError as exc:
         raise label_error(exc, judge=judge_path, human=human_path) from None
+
+
+def calibrate_run(
+    run_dir: Path,
+    human: Path | None = None,
+    *,
+    judge_name: str | None = None,
+    kind: str | None = None,
+    strata: Sequence[str] = (),
+    resamples: int | None = None,
+    seed: int | None = None,
+    shuffle_judge: int | None = None,
+) -> CalibrationReport:
+    """`judge calibrate --judge RUN_DIR`: the run's judgments (one judge) against `human`,
+    by default the labels the run is calibrated against (`judge.labels.run_labels`), with the
+    run's `calibration` settings: its trust gate always (the verdict must be the report's),
+    and `resamples` and `seed` unless given."""
+    from judge.labels import load_judge_table, load_labels, run_labels
+    from judge.rundir import RunDir
+
+    rundir = RunDir(run_dir)
+    settings = rundir.stored_config()
+    human = human or run_labels(rundir, settings)
+    if human is None:
+        raise ConfigError(
+            f"{run_dir} has no human labels: give --human FILE (or add them to the run with "
+            f"`judge report {run_dir} --human FILE`)"
+        )
+    return calibrate_tables(
+        load_judge_table(run_dir, judge_name),
+        load_labels(human),
+        kind=kind,
+        strata=strata,
+        resamples=settings.calibration.resamples if resamples is None else resamples,
+        seed=settings.calibration.seed if seed is None else seed,
+        shuffle_judge=shuffle_judge,
+        gate=settings.calibration.gate,
+        judge_path=run_dir,
+        human_path=human,
+    )
+
+
+def validate_labels(path: Path) -> int:
+    """Check human labels as the calibration will use them (`calibration.labels.normalise`:
+    columns, empty keys, winners or scores) before they are kept anywhere; returns the number
+    of rows. Raises `DataError` naming the file, and the row and column at fault."""
+    from calibration.kinds import table_kind
+    from calibration.labels import LabelError, normalise
+    from judge.labels import load_labels
+
+    table = load_labels(path)
+    try:
+        normalise(table, table_kind(table)[0] or "pairwise", "human")
+    except LabelError as exc:
+        error = label_error(exc, judge=None, human=path)
+        if exc.row is None:
+            error = DataError(
+                f"{error.detail} (human labels are item_id, system_a, system_b, winner; or "
+                "item_id, system, score; each with an optional annotator)",
+                path=str(path),
+                field=exc.column,
+            )
+        raise error from None
+    return len(table)
 
 
 def label_error(exc: LabelError, *, judge: Path | None, human: Path | None) -> DataError:

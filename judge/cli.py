@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from judge.errors import ConfigError, JudgeError
-from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
+from judge.limits import MAX_RESAMPLES
 
 app = typer.Typer(
     name="judge",
@@ -177,7 +177,11 @@ def calibrate(
         ),
     ] = None,
     human: Annotated[
-        Path | None, typer.Option("--human", help="Human labels (JSONL/CSV/Parquet).")
+        Path | None,
+        typer.Option(
+            "--human",
+            help="Human labels (JSONL/CSV/Parquet); on a run dir, default: the run's labels.",
+        ),
     ] = None,
     mt_bench: Annotated[
         bool,
@@ -193,45 +197,66 @@ def calibrate(
         typer.Option(help="pairwise or absolute (default: from both tables' columns)."),
     ] = None,
     by: Annotated[list[str] | None, typer.Option(help="Stratum column (repeatable).")] = None,
-    resamples: Annotated[int, typer.Option(min=1, max=MAX_RESAMPLES)] = 1000,
-    seed: Annotated[int, typer.Option()] = ANALYSIS_SEED,
+    resamples: Annotated[
+        int | None,
+        typer.Option(min=1, max=MAX_RESAMPLES, help="Default: the run's, or 1,000."),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(help="Default: the run's calibration.seed, or the analysis seed.")
+    ] = None,
     shuffle_judge: Annotated[
         int | None,
         typer.Option(help="Negative control: shuffle the judge's labels with this seed."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:
-    """Judge versus humans: agreement with intervals, the human ceiling, and the trust gate."""
+    """Judge versus humans: agreement with intervals, the human ceiling, and the trust gate.
+
+    On a run dir, the run's trust-gate settings apply (calibration.gate), --resamples and
+    --seed default to the run's, and --human to the labels the run is calibrated against."""
     import json as _json
 
-    from judge.analysis import calibrate_tables
-    from judge.labels import load_judge_table, load_table, mt_bench_tables
+    from judge.analysis import calibrate_run, calibrate_tables
+    from judge.labels import load_judge_table, load_labels, mt_bench_tables
 
-    _check_seed("--seed", seed)
+    if seed is not None:
+        _check_seed("--seed", seed)
     if shuffle_judge is not None:
         _check_seed("--shuffle-judge", shuffle_judge)
     if kind not in (None, "pairwise", "absolute"):
         raise ConfigError(f"--kind {kind!r}: expected pairwise or absolute")
-    if mt_bench:
-        judge_table, human_table = mt_bench_tables()
-        strata = by if by is not None else ["turn"]
+    if judge_labels is not None and judge_labels.is_dir() and not mt_bench:
+        report = calibrate_run(
+            judge_labels,
+            human,
+            judge_name=judge_name,
+            kind=kind,
+            strata=by or [],
+            resamples=resamples,
+            seed=seed,
+            shuffle_judge=shuffle_judge,
+        )
     else:
-        if judge_labels is None or human is None:
-            raise ConfigError("give --judge FILE_OR_RUN_DIR and --human FILE (or --mt-bench)")
-        judge_table = load_judge_table(judge_labels, judge_name)
-        human_table = load_table(human)
-        strata = by or []
-    report = calibrate_tables(
-        judge_table,
-        human_table,
-        kind=kind,
-        strata=strata,
-        resamples=resamples,
-        seed=seed,
-        shuffle_judge=shuffle_judge,
-        judge_path=judge_labels,
-        human_path=human,
-    )
+        if mt_bench:
+            judge_table, human_table = mt_bench_tables()
+            strata = by if by is not None else ["turn"]
+        else:
+            if judge_labels is None or human is None:
+                raise ConfigError("give --judge FILE_OR_RUN_DIR and --human FILE (or --mt-bench)")
+            judge_table = load_judge_table(judge_labels, judge_name)
+            human_table = load_labels(human)
+            strata = by or []
+        given = {"resamples": resamples, "seed": seed}  # else calibrate_tables' defaults
+        report = calibrate_tables(
+            judge_table,
+            human_table,
+            kind=kind,
+            strata=strata,
+            shuffle_judge=shuffle_judge,
+            **{k: v for k, v in given.items() if v is not None},  # type: ignore[arg-type]
+            judge_path=judge_labels,
+            human_path=human,
+        )
     if as_json:
         typer.echo(_json.dumps(report.to_dict(), indent=2))
     else:
@@ -296,15 +321,32 @@ def compare(
 @app.command()
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A finished run directory.")],
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            "--human",
+            help="Add (or replace) the run's human labels (JSONL/CSV/Parquet) and calibrate "
+            "against them; later reports keep using them.",
+        ),
+    ] = None,
 ) -> None:
     """Re-render a finished run's report (report.md, report.html, summary.json) from its store:
-    aggregate, calibrate, compare. Sends no judge request."""
+    aggregate, calibrate, compare. Sends no judge request.
+
+    With --human, the labels are checked, the run is analysed with them, and only then are
+    they kept in the run dir (human_labels.*; the run's config and its hash stay as prepared).
+    """
     from judge.console import print_findings
-    from judge.run import finish_run
+    from judge.run import finish_run, relabel_run
     from judge.rundir import RunDir
 
     target = RunDir(run_dir)
-    finished = finish_run(target.stored_config(), target)
+    config = target.stored_config()
+    if human is None:
+        finished = finish_run(config, target)
+    else:
+        finished = relabel_run(config, target, human)
+        typer.echo(f"human labels: {human} kept as {target.human_labels()}")
     print_findings(finished.summary)
     typer.echo(f"report: {target.report_html} (and report.md)")
     if finished.exit_code:

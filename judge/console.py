@@ -221,6 +221,13 @@ def print_findings(summary: RunSummary) -> None:
             f"{_num(alpha.ci_high)}], gate {trust.verdict.upper()} (stands in for a human: "
             f"{trust.stand_in.outcome}; labels reliable: {trust.labels.outcome})"
         )
+        join = calibration.join
+        if join.unknown_systems:
+            _console.print(
+                f"warning: {join.unknown_system_labels:,} human labels name systems the run "
+                f"never judged ({', '.join(join.unknown_systems)}); the run's systems: "
+                f"{', '.join(join.judge_systems)}"
+            )
         for c in calibration.corrected:
             if c.subset_warning:
                 _console.print(f"warning, corrected {c.target}: {c.subset_warning}")

@@ -53,6 +53,13 @@ class DataError(JudgeError):
             where.append(f"field '{field}'")
         super().__init__(f"{': '.join([', '.join(where), message]) if where else message}")
 
+    def renamed(self, old: str, new: str) -> DataError:
+        """The same error naming file `new` where it named `old` (a copy of the user's file
+        was read: the message names the file the user gave)."""
+        path = new if self.path == old else self.path
+        detail = self.detail.replace(old, new)
+        return DataError(detail, path=path, line=self.line, row=self.row, field=self.field)
+
 
 class ProviderError(JudgeError):
     """A judge provider failed in a way retries cannot fix (auth, missing SDK, bad model)."""

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from judge.errors import DataError
 from judge.rundir import RunDir
 
+if TYPE_CHECKING:
+    from judge.config import RunConfig
+
 _MT_BENCH = Path(__file__).resolve().parent.parent / "data" / "mt_bench"
 _CHUNK_ROWS = 50_000
+_TABLE_SUFFIXES = (".jsonl.gz", ".ndjson.gz", ".csv.gz", ".jsonl", ".ndjson", ".csv", ".parquet")
 
 
 def load_table(path: Path) -> pd.DataFrame:
@@ -22,10 +27,8 @@ def load_table(path: Path) -> pd.DataFrame:
 
     if not path.exists():
         raise DataError("file not found", path=str(path))
-    name = path.name.lower().removesuffix(".gz")
-    if not name.endswith((".jsonl", ".ndjson", ".csv", ".parquet")):
-        raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
-    if name.endswith(".parquet"):  # a file, or a directory of them (a partitioned dataset)
+    suffix = table_suffix(path)
+    if suffix == ".parquet":  # a file, or a directory of them (a partitioned dataset)
         import pyarrow as pa
 
         try:
@@ -36,7 +39,7 @@ def load_table(path: Path) -> pd.DataFrame:
         raise DataError("not a file (a directory?)", path=str(path))
     if path.stat().st_size == 0:
         return pd.DataFrame()
-    source: Source = JsonlSource(path) if name.endswith((".jsonl", ".ndjson")) else CsvSource(path)
+    source: Source = CsvSource(path) if suffix.startswith(".csv") else JsonlSource(path)
     columns = source.columns()
     if columns is not None and len(set(columns)) < len(columns):
         twice = next(c for i, c in enumerate(columns) if c in columns[:i])
@@ -46,6 +49,36 @@ def load_table(path: Path) -> pd.DataFrame:
     records = [record for chunk in source.chunks(_CHUNK_ROWS) for record in chunk.records]
     # The header is needed only when there are no rows.
     return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
+
+
+def table_suffix(path: Path) -> str:
+    """The format a table's name says (`.jsonl`, `.ndjson`, `.csv`, each optionally `.gz`, or
+    `.parquet`), lower case; `DataError` for any other name."""
+    name = path.name.lower()
+    for suffix in _TABLE_SUFFIXES:
+        if name.endswith(suffix):
+            return suffix
+    raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
+
+
+def load_labels(path: Path) -> pd.DataFrame:
+    """Human labels: `load_table`, refusing a file that holds no label (empty, or a header
+    only) in one line naming it, before any statistic meets an empty table."""
+    table = load_table(path)
+    if table.empty:
+        what = "a header but no rows" if len(table.columns) else "nothing (an empty file)"
+        raise DataError(
+            f"no labels: the file holds {what}; expected rows of item_id, system_a, "
+            "system_b, winner (pairwise) or item_id, system, score (absolute)",
+            path=str(path),
+        )
+    return table
+
+
+def run_labels(rundir: RunDir, config: RunConfig) -> Path | None:
+    """The human labels a run is calibrated against: those added to it later
+    (`RunDir.human_labels`), else its config's `calibration.human`; None when neither."""
+    return rundir.human_labels() or config.calibration.human
 
 
 def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:

@@ -6,6 +6,8 @@
       blinded.jsonl, pairs.jsonl, scrub_report.json   judge-visible tables, the scrub counts
       judgments.jsonl, judgments.parquet              unblinded judgments (outputs)
       summary.json, report.md, report.html, plots/    the analysis and the page
+      human_labels.<ext>    labels added after the run was prepared (`judge report --human`,
+                            the service's upload); the stored config stays as prepared
       run.lock              held by the one command (or service worker) working on the run
 
 Nothing else in the package spells these names or opens the SQLite file (STYLE.md 15). The
@@ -38,6 +40,7 @@ RUNS_ROOT = Path("runs")
 """Where `judge run CONFIG` puts `runs/<config name>` unless told otherwise."""
 CACHE_FILENAME = "response_cache.sqlite"
 PLOTS = "plots"
+LABELS_STEM = "human_labels"
 
 _held: dict[tuple[str, int], list[int]] = {}
 """Locks this process holds: (lock file, thread) -> [file descriptor, depth]. Re-entrant per
@@ -191,6 +194,69 @@ class RunDir:
         write_jsonl(self.blinded_file, (b.model_dump(mode="json") for b in blinded))
         write_jsonl(self.pairs_file, (p.model_dump(mode="json") for p in pairs))
         write_json(self.scrub_file, scrub.model_dump(mode="json"))
+
+    # -- human labels added later ------------------------------------------------------------
+
+    def human_labels(self) -> Path | None:
+        """The labels added to this run after it was prepared (`keep_labels`), if any. They
+        live beside the store, not in the stored config: the config's hash, which a resumed
+        run checks, does not change when labels arrive."""
+        found = sorted(self.path.glob(f"{LABELS_STEM}.*"))
+        return next((p for p in found if not p.name.endswith(".tmp")), None)
+
+    def labels_path(self, source: Path) -> Path:
+        """Where `keep_labels(source)` puts the labels: `human_labels` + the source's format
+        suffix (the format is read from the name)."""
+        from judge.labels import table_suffix
+
+        return self.path / f"{LABELS_STEM}{table_suffix(source)}"
+
+    def keep_labels(self, source: Path, *, move: bool = False) -> Path:
+        """Make `source` the run's human labels, replacing earlier ones (in whatever format);
+        atomic: a reader sees the old file or the new one. `move`: rename instead of copying
+        (same file system). Returns the stored file (`labels_path`)."""
+        import shutil
+
+        target = self.labels_path(source)
+        if not source.is_file():
+            raise DataError("human labels must be one file", path=str(source))
+        tmp = target.with_name(target.name + ".tmp")
+        if move:
+            os.replace(source, tmp)
+        else:
+            shutil.copyfile(source, tmp)
+        os.replace(tmp, target)
+        os.utime(target)  # when the run got them (a moved upload keeps its own time otherwise)
+        for old in self.path.glob(f"{LABELS_STEM}.*"):
+            if old != target:
+                old.unlink(missing_ok=True)
+        return target
+
+    @contextlib.contextmanager
+    def labels_replaced(self, source: Path, *, move: bool = False) -> Iterator[Path]:
+        """`keep_labels(source)` for the block, which analyses with them; if the block
+        raises, the previous labels (or none) are back, so labels that fail the analysis never
+        stay in a run. Call it under the run's lock."""
+        previous = self.human_labels()
+        backup = None
+        if previous is not None:
+            backup = previous.with_name(f"previous-{previous.name}")
+            os.replace(previous, backup)
+        try:
+            stored = self.keep_labels(source, move=move)
+        except BaseException:
+            if backup is not None and previous is not None:
+                os.replace(backup, previous)
+            raise
+        try:
+            yield stored
+        except BaseException:
+            stored.unlink(missing_ok=True)
+            if backup is not None and previous is not None:
+                os.replace(backup, previous)
+            raise
+        if backup is not None:
+            backup.unlink(missing_ok=True)
 
     # -- outputs -------------------------------------------------------------------------------
 

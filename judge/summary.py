@@ -304,6 +304,10 @@ class JoinCounts(SummaryModel):
     column; a run's own judgments are combined already)."""
     annotator_per_row: bool
     """The human labels have no `annotator` column: each row counted as its own annotator."""
+    unknown_systems: list[str]
+    """Systems the human labels name and the run never judged (their labels join nothing)."""
+    unknown_system_labels: int
+    judge_systems: list[str]
 
 
 class Corrected(SummaryModel):

@@ -56,6 +56,14 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
             + ":"
         )
     )
+    if join.unknown_systems:
+        blocks.append(
+            Para(
+                f"{count(join.unknown_system_labels)} human labels name systems this run never "
+                f"judged ({', '.join(join.unknown_systems)}): they join nothing. The run's "
+                f"systems: {', '.join(join.judge_systems)}."
+            )
+        )
     agreement = [
         [
             stratum_name(part.stratum),

@@ -9,6 +9,7 @@ from judge.run.lifecycle import (
     Status,
     dry_run,
     finish_run,
+    relabel_run,
     run_pipeline,
     write_partial_outputs,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "dry_run",
     "finish_run",
     "prepare_run",
+    "relabel_run",
     "run_pipeline",
     "write_partial_outputs",
 ]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from judge.config import RunConfig
 from judge.errors import DataError
-from judge.labels import load_table, run_judgments
+from judge.labels import load_labels, load_table, run_judgments, run_labels
 from judge.run.canaries import canary_section
 from judge.rundir import RunDir
 from judge.summary import (
@@ -49,13 +49,14 @@ _MAX_STRATUM_VALUES = 20
 def analyse_run(
     config: RunConfig, rundir: RunDir, summary: RunSummary, *, human: Path | None = None
 ) -> RunSummary:
-    """`summary` with its analysis. `human`: labels to calibrate against instead of the
-    config's `calibration.human` (the service's uploaded labels)."""
+    """`summary` with its analysis. The judge is calibrated against `human`, else the labels
+    added to the run (`RunDir.human_labels`: `judge report --human`, the service's upload),
+    else the config's `calibration.human`."""
     from calibration.compare_input import ComparisonInputError
     from calibration.gates import GateError, GateSyntaxError
     from calibration.labels import LabelError
 
-    human_path = human or config.calibration.human
+    human_path = human or run_labels(rundir, config)
     rows, strata = run_judgments(rundir)
     judge = str(rows["judge"].iloc[0]) if len(rows) else None
     pairwise = "score_a" in rows.columns
@@ -65,7 +66,7 @@ def analyse_run(
             {"judge": judge, **_compare(rows, config, by, pairwise)}
         )
         # Read once: the calibration and the literature check use the same human labels.
-        labels = None if human_path is None else load_table(human_path)
+        labels = None if human_path is None else load_labels(human_path)
         judge_table, kind = _judge_labels(rows, strata)
         calibration = _calibration(judge_table, kind, labels, human_path, strata, config)
         same_family = _same_family(rows, config, by) if pairwise else None
@@ -237,7 +238,9 @@ def _calibration(
 ) -> Calibration | None:
     """The judge against the humans, per configured stratum and split by same-family."""
     from calibration.calibrate import calibrate
+    from calibration.labels import LabelError
     from calibration.trust_gate import GateThresholds
+    from judge.analysis import label_error
 
     if human is None:
         return None
@@ -251,17 +254,21 @@ def _calibration(
             raise DataError(
                 f"calibration.strata: {column!r} is not an item column", path=str(human_path)
             )
-    report = calibrate(
-        judge_table,
-        human,
-        kind=kind,  # type: ignore[arg-type]
-        strata=by,
-        scale=_score_scale(config) if kind == "absolute" else None,
-        gate=GateThresholds(**config.calibration.gate.model_dump()),
-        resamples=config.calibration.resamples,
-        seed=config.calibration.seed,
-        confidence=_CONFIDENCE,
-    )
+    try:
+        report = calibrate(
+            judge_table,
+            human,
+            kind=kind,  # type: ignore[arg-type]
+            strata=by,
+            scale=_score_scale(config) if kind == "absolute" else None,
+            gate=GateThresholds(**config.calibration.gate.model_dump()),
+            resamples=config.calibration.resamples,
+            seed=config.calibration.seed,
+            confidence=_CONFIDENCE,
+        )
+    except LabelError as exc:
+        # Naming the labels file (and its row), not the run dir: the file is what to fix.
+        raise label_error(exc, judge=None, human=human_path) from None
     return Calibration.model_validate({"human_labels": str(human_path), **report.to_dict()})
 
 

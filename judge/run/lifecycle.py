@@ -134,7 +134,9 @@ def finish_run(
     (no judge calls: `judge report` re-renders with this)."""
     rundir = _as_rundir(run_dir)
     with rundir.locked():
-        summary = write_outputs(config, rundir)
+        # summary.json is written once analysed: an analysis that fails (labels that do not
+        # fit, a gate that does not parse) leaves the previous one in place, with its report.
+        summary = write_outputs(config, rundir, summary_file=False)
         if not summary.complete:
             raise DataError(
                 f"{summary.counts.pending} requests are still pending: finish the run with "
@@ -142,6 +144,32 @@ def finish_run(
                 path=str(rundir.path),
             )
         return _finish(config, rundir, summary, human, log)
+
+
+def relabel_run(
+    config: RunConfig,
+    run_dir: RunDir | str | Path,
+    labels: Path,
+    *,
+    move: bool = False,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> Finished:
+    """Add or replace the human labels of a finished run and analyse it again with them (no
+    judge calls). The run dir keeps the labels beside the store (`RunDir.keep_labels`), so the
+    stored config and its hash stay as prepared, and every later analysis (`judge report`, a
+    resumed `judge run`, the service) uses them. Labels that fail the check or the analysis
+    are not kept: the previous ones (or none) stay. `move`: rename `labels` into the run dir
+    instead of copying it."""
+    from judge.analysis import validate_labels
+
+    rundir = _as_rundir(run_dir)
+    with rundir.locked():
+        validate_labels(labels)
+        with rundir.labels_replaced(labels, move=move) as stored:
+            try:
+                return finish_run(config, rundir, log=log)
+            except DataError as exc:
+                raise exc.renamed(str(stored), str(labels)) from None
 
 
 def write_partial_outputs(config: RunConfig, run_dir: RunDir | str | Path) -> RunSummary:

@@ -24,8 +24,9 @@ from judge.summary import CanarySetup, InjectionCounts, RunSummary
 from judge.types import BlindedPair, BlindingKey, InjectionReport
 
 
-def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
-    """Aggregate what the store holds; write the judgments and the (unanalysed) summary."""
+def write_outputs(config: RunConfig, rundir: RunDir, *, summary_file: bool = True) -> RunSummary:
+    """Aggregate what the store holds; write the judgments and (unless `summary_file` is
+    false: the caller writes it once analysed) the unanalysed summary."""
     key = rundir.read_key()
     with rundir.open_store() as store:
         meta = store.all_meta()
@@ -101,7 +102,8 @@ def write_outputs(config: RunConfig, rundir: RunDir) -> RunSummary:
             "aggregate": config.aggregate,
         }
     )
-    rundir.write_summary(summary)
+    if summary_file:
+        rundir.write_summary(summary)
     return summary
 
 

@@ -14,44 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from judge.errors import DataError
-from judge.limits import ANALYSIS_SEED
 from judge.service.layout import RunPaths
-
-LABELS_STEM = "labels"
 
 
 def labels_file(paths: RunPaths) -> Path | None:
-    """The run's uploaded human labels (`inputs/labels.<ext>`), if any."""
-    found = sorted(paths.inputs.glob(f"{LABELS_STEM}.*"))
-    return found[0] if found else None
-
-
-def validate_labels(path: Path) -> int:
-    """Check human labels as `judge calibrate` will use them (the library's own
-    `calibration.labels.normalise`: columns, empty keys, winners or scores); returns the number
-    of rows. Raises `DataError` naming the file, and the row and column at fault."""
-    from calibration.kinds import table_kind
-    from calibration.labels import LabelError, normalise
-    from judge.analysis import label_error
-    from judge.labels import load_table
-
-    table = load_table(path)
-    try:
-        normalise(table, table_kind(table)[0] or "pairwise", "human")
-        if table.empty:
-            raise DataError("no labels: the table has a header but no rows", path=str(path))
-    except LabelError as exc:
-        error = label_error(exc, judge=None, human=path)
-        if exc.row is None:
-            error = DataError(
-                f"{error.detail} (human labels are item_id, system_a, system_b, winner; or "
-                "item_id, system, score; each with an optional annotator)",
-                path=str(path),
-                field=exc.column,
-            )
-        raise error from None
-    return len(table)
+    """The run's uploaded human labels, kept by its run dir (`RunDir.human_labels`)."""
+    return paths.rundir.human_labels()
 
 
 def calibration_of(
@@ -60,20 +28,15 @@ def calibration_of(
     *,
     judge_name: str | None = None,
     by: Sequence[str] = (),
-    resamples: int = 1000,
-    seed: int = ANALYSIS_SEED,
+    resamples: int | None = None,
+    seed: int | None = None,
 ) -> dict[str, Any]:
-    from judge.analysis import calibrate_tables
-    from judge.labels import load_judge_table, load_table
+    """As `judge calibrate --judge RUN_DIR --human HUMAN --json` prints it: the run's gate
+    settings, and its resamples and seed unless given."""
+    from judge.analysis import calibrate_run
 
-    report = calibrate_tables(
-        load_judge_table(run_dir, judge_name),
-        load_table(human),
-        strata=by,
-        resamples=resamples,
-        seed=seed,
-        judge_path=run_dir,
-        human_path=human,
+    report = calibrate_run(
+        run_dir, human, judge_name=judge_name, strata=by, resamples=resamples, seed=seed
     )
     return finite(report.to_dict())
 
@@ -125,6 +88,6 @@ def refresh_analysis(paths: RunPaths) -> list[str]:
     if not rundir.has_judgments():
         return []
     # The stored config stays as prepared, so its hash (checked when the run resumes) does not
-    # change when labels arrive later.
-    finish_run(load_config(paths.config), rundir, human=labels_file(paths))
+    # change when labels arrive later: the run dir keeps them, and the analysis finds them.
+    finish_run(load_config(paths.config), rundir)
     return [rundir.summary_file.name, rundir.report_md.name, rundir.report_html.name]

@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -104,6 +105,7 @@ def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
     from judge.run import run_pipeline
     from judge.run.lifecycle import failed_gates
 
+    started = time.time()
     try:
         config = load_config(paths.config)
         # One process: nothing outlives this one when the server dies.
@@ -133,14 +135,16 @@ def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
     if outcome.status == "gate_failed":
         failed = ", ".join(g.expression for g in failed_gates(outcome.summary))
         note = f"a gate failed: {failed} (see comparison.gates and canaries.gates)"
-    return _with_labels(paths, note)
+    return _with_labels(paths, note, started)
 
 
-def _with_labels(paths: RunPaths, note: str | None) -> dict[str, Any]:
+def _with_labels(paths: RunPaths, note: str | None, started: float) -> dict[str, Any]:
     from judge.service.analysis import labels_file, refresh_analysis
 
-    if labels_file(paths) is not None:
-        # `judge run` analysed without them (the prepared config must not change): again with.
+    labels = labels_file(paths)
+    # The run analysed with the labels its run dir held; labels uploaded since it started may
+    # have come after the analysis read them: analyse again with them.
+    if labels is not None and labels.stat().st_mtime >= started:
         try:
             refresh_analysis(paths)
         except Exception as exc:  # the judgments stand; only the calibration is missing

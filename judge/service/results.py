@@ -15,15 +15,13 @@ from sqlalchemy import Engine, select
 from sqlalchemy.engine import Row
 from starlette.datastructures import UploadFile
 
+from judge.analysis import validate_labels
 from judge.errors import ConfigError, DataError, JudgeError, RunDirBusy
 from judge.service.analysis import (
-    LABELS_STEM,
     calibration_of,
     comparison_of,
     finite,
-    labels_file,
     refresh_analysis,
-    validate_labels,
 )
 from judge.service.db import runs
 from judge.service.layout import RunPaths
@@ -80,11 +78,10 @@ def require_finished(paths: RunPaths, status: str) -> None:
 
 def human_labels(paths: RunPaths) -> Path:
     """The uploaded labels, else the config's `calibration.human`; 404 when neither."""
-    human = labels_file(paths)
-    if human is None:
-        from judge.config import load_config
+    from judge.config import load_config
+    from judge.labels import run_labels
 
-        human = load_config(paths.config).calibration.human
+    human = run_labels(paths.rundir, load_config(paths.config))
     if human is None:
         raise _no_labels()
     return human
@@ -120,7 +117,9 @@ def summary_for_client(paths: RunPaths, status: str) -> dict[str, Any]:
 
 def _client_paths(value: Any, paths: RunPaths) -> Any:
     if isinstance(value, str):
-        return value.replace(str(paths.inputs) + "/", "").replace(str(paths.root), "<run>")
+        for own in (paths.inputs, paths.run_dir):  # uploads, and the labels the run dir keeps
+            value = value.replace(str(own) + "/", "")
+        return value.replace(str(paths.root), "<run>")
     if isinstance(value, dict):
         return {k: _client_paths(v, paths) for k, v in value.items()}
     if isinstance(value, list):
@@ -239,20 +238,20 @@ def store_labels(
     """Validate and keep the labels; calibrate at once when the run is finished. Returns
     (rows, calibration report or None, files refreshed)."""
     name = client_name(upload.filename, "labels")
-    final = paths.inputs / stored_name(LABELS_STEM, name, "")
     # Checked under a name of its own (uploads to one run may arrive together), ending like
-    # the final name (the library reads the format from it); not `labels.*`, so a refused
-    # upload leaves the previous labels in place and in use.
-    fd, staged_name = tempfile.mkstemp(prefix="upload-", suffix="-" + final.name, dir=paths.inputs)
+    # the client's name (the library reads the format from it); the run dir keeps the labels
+    # only once they pass, so a refused upload leaves the previous labels in place and in use.
+    suffix = "-" + stored_name("labels", name, "")
+    fd, staged_name = tempfile.mkstemp(prefix="upload-", suffix=suffix, dir=paths.inputs)
     os.close(fd)
     staged = Path(staged_name)
-    names = {str(staged): name, str(final): name, str(paths.root): "<run>"}
+    names = {str(staged): name, str(paths.root): "<run>"}
     try:
         record = save_upload(upload.file, staged, "labels", name)
         checked(budget, staged, names)
         rows = library_call(lambda: validate_labels(staged), names)
         with _labels_lock(row.id):
-            return _replace_labels(engine, paths, row, staged, final, record, names, rows)
+            return _replace_labels(engine, paths, row, staged, record, names, rows)
     finally:
         staged.unlink(missing_ok=True)
 
@@ -262,42 +261,63 @@ def _replace_labels(
     paths: RunPaths,
     row: Row[Any],
     staged: Path,
-    final: Path,
     record: dict[str, Any],
     names: dict[str, str],
     rows: int,
 ) -> tuple[int, dict[str, Any] | None, list[str]]:
-    report = None
-    if _status(engine, row.id) == "finished" and paths.rundir.has_judgments():
-        report = library_call(lambda: calibration_of(paths.run_dir, staged), names)
-    old = labels_file(paths)
-    if old is not None and old != final:
-        old.unlink()
-    staged.replace(final)
+    rundir = paths.rundir
+    final = rundir.labels_path(staged)
+    names[str(final)] = names[str(staged)]
     record["stored_as"] = final.name
+    if _status(engine, row.id) == "finished" and rundir.has_judgments():
+        # Analysed with them at once (`judge report --human` does the same); kept only if
+        # that succeeds, else the labels in use stay.
+        refreshed = _relabel(paths, staged, names)
+        record_labels(engine, row.id, record)
+        return rows, summary_section(paths, "calibration"), refreshed
+    rundir.keep_labels(staged, move=True)
     record_labels(engine, row.id, record)
-    if report is None and _status(engine, row.id) == "finished":
-        # Finished meanwhile, perhaps after its worker looked for labels: calibrate here.
-        report = library_call(lambda: calibration_of(paths.run_dir, final), names)
-    refreshed: list[str] = []
-    if report is not None:
-        try:
-            refreshed = refresh_analysis(paths)
-        except RunDirBusy:
-            raise ProblemError(
-                409,
-                "run-busy",
-                "Run busy",
-                "the run is being worked on (resumed meanwhile?): the labels are kept and "
-                "used when it finishes",
-            ) from None
-        except (ConfigError, DataError) as exc:
-            raise ProblemError(
-                422, "analysis-failed", "Analysis failed", rename_paths(str(exc), names)
-            ) from None
-        if paths.rundir.summary_file.name in refreshed:
-            report = summary_section(paths, "calibration")  # what the report now shows
-    return rows, report, refreshed
+    if _status(engine, row.id) != "finished":
+        return rows, None, []  # the run analyses with them when it finishes
+    # Finished meanwhile, perhaps after its worker looked for labels: analyse here.
+    try:
+        refreshed = refresh_analysis(paths)
+    except RunDirBusy:
+        raise _busy() from None
+    except (ConfigError, DataError) as exc:
+        raise _analysis_failed(exc, names) from None
+    return rows, summary_section(paths, "calibration"), refreshed
+
+
+def _relabel(paths: RunPaths, staged: Path, names: dict[str, str]) -> list[str]:
+    from judge.config import load_config
+    from judge.run import relabel_run
+
+    rundir = paths.rundir
+    try:
+        relabel_run(load_config(paths.config), rundir, staged, move=True)
+    except RunDirBusy:
+        rundir.keep_labels(staged, move=True)
+        raise _busy() from None
+    except (ConfigError, DataError) as exc:
+        raise _analysis_failed(exc, names) from None
+    return [rundir.summary_file.name, rundir.report_md.name, rundir.report_html.name]
+
+
+def _busy() -> ProblemError:
+    return ProblemError(
+        409,
+        "run-busy",
+        "Run busy",
+        "the run is being worked on (resumed meanwhile?): the labels are kept and used when it "
+        "finishes",
+    )
+
+
+def _analysis_failed(exc: JudgeError, names: dict[str, str]) -> ProblemError:
+    if isinstance(exc, DataError):  # about a file (the labels, mostly): name it, and its row
+        return data_problem(exc, names)
+    return ProblemError(422, "analysis-failed", "Analysis failed", rename_paths(str(exc), names))
 
 
 def _status(engine: Engine, run_id: str) -> str | None:

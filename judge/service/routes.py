@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from sqlalchemy import Engine
 from sqlalchemy.engine import Row
 
-from judge.limits import ANALYSIS_SEED
 from judge.service import registry, results, submit
 from judge.service.auth import Principal, require_token
 from judge.service.db import ping
@@ -268,8 +267,8 @@ def calibration(
             human,
             judge_name=judge,
             by=by or (),
-            resamples=1000 if resamples is None else resamples,
-            seed=ANALYSIS_SEED if seed is None else seed,
+            resamples=resamples,
+            seed=seed,
         ),
         run.paths,
         {"judge": judge, "by": by, "resamples": resamples, "seed": seed},

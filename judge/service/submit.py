@@ -19,9 +19,9 @@ import yaml
 from sqlalchemy import Engine
 from starlette.datastructures import FormData, UploadFile
 
+from judge.analysis import validate_labels
 from judge.errors import ConfigError, DataError, JudgeError, LimitError
 from judge.service import policy
-from judge.service.analysis import LABELS_STEM, validate_labels
 from judge.service.auth import Principal
 from judge.service.layout import RunPaths, run_paths
 from judge.service.limits import ExpansionBudget
@@ -94,9 +94,8 @@ def create_from_upload(
         for part in ("items", "responses", *OPTIONAL_PARTS):
             upload = form.get(part)
             if isinstance(upload, UploadFile):
-                stem = LABELS_STEM if part == "labels" else part
                 name = client_name(upload.filename, part)
-                target = paths.inputs / stored_name(stem, name, ".yaml" if part == "rubric" else "")
+                target = paths.inputs / stored_name(part, name, ".yaml" if part == "rubric" else "")
                 files.append(save_upload(upload.file, target, part, name))
                 names[str(target)] = name
                 stored[part] = target
@@ -109,6 +108,7 @@ def create_from_upload(
             # Uploaded labels are the service's to apply (and to replace later).
             raw["calibration"] = {k: v for k, v in raw["calibration"].items() if k != "human"}
         config = _finish(raw, paths, names, stored.values(), stored.get("labels"), settings)
+        _keep_labels(paths, stored.get("labels"), files)
         insert_run(engine, run_id, principal, config.name, files)
     except BaseException:
         shutil.rmtree(paths.root, ignore_errors=True)
@@ -141,7 +141,7 @@ def create_from_paths(
         copied = None
         names = {str(paths.config): "config"}
         if labels is not None:
-            copied = paths.inputs / stored_name(LABELS_STEM, labels.name, "")
+            copied = paths.inputs / stored_name("labels", labels.name, "")
             if not labels.is_file():
                 raise DataError("file not found", path=str(labels))
             with labels.open("rb") as fh:
@@ -149,11 +149,24 @@ def create_from_paths(
             names[str(copied)] = str(labels)
             checked(ExpansionBudget(settings), copied, names)
         config = _finish(raw, paths, names, [], copied, settings)
+        _keep_labels(paths, copied, files)
         insert_run(engine, run_id, principal, config.name, files)
     except BaseException:
         shutil.rmtree(paths.root, ignore_errors=True)
         raise
     return run_id
+
+
+def _keep_labels(paths: RunPaths, labels: Path | None, files: list[dict[str, Any]]) -> None:
+    """Labels given with the run, checked and the run prepared: kept by its run dir, the one
+    place a run's added labels live (`RunDir.keep_labels`), where a later upload replaces
+    them."""
+    if labels is None:
+        return
+    stored = paths.rundir.keep_labels(labels, move=True)
+    for record in files:
+        if record["kind"] == "labels":
+            record["stored_as"] = stored.name
 
 
 def checked(budget: ExpansionBudget, path: Path, names: dict[str, str]) -> None:

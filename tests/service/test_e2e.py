@@ -132,7 +132,8 @@ def test_run_through_http_matches_the_cli(db_url, live_server, reference) -> Non
     assert body["run"]["has_labels"] is True
     expected = without(ref["calibration"], "human_labels")
     assert without(body["calibration"], "human_labels") == expected
-    assert body["calibration"]["human_labels"] == "labels.jsonl"  # not the server's path
+    # Kept by the run dir (`RunDir.keep_labels`), named without the server's path.
+    assert body["calibration"]["human_labels"] == "human_labels.jsonl"
     calibration = client.get(f"/v1/runs/{run['id']}/calibration").json()
     assert without(calibration, "human_labels") == expected
     custom = client.get(f"/v1/runs/{run['id']}/calibration", params={"resamples": 100, "seed": 3})

@@ -112,8 +112,8 @@ def test_files_expanding_past_the_limits_are_refused_before_loading(env: Env) ->
         f"/v1/runs/{env.alice_run}/labels", files={"labels": ("l.jsonl.gz", labels_bomb)}
     )
     assert refused.status_code == 413 and refused.json()["file"] == "l.jsonl.gz", refused.text
-    inputs = env.server.data_dir / "runs" / env.alice_run / "inputs"
-    assert sorted(p.name for p in inputs.glob("*labels*")) == ["labels.jsonl"]
+    root = env.server.data_dir / "runs" / env.alice_run
+    assert sorted(p.name for p in root.rglob("*labels*")) == ["human_labels.jsonl"]
     assert client.get(f"/v1/runs/{env.alice_run}/calibration").status_code == 200
     # Nothing of the refused submissions was kept.
     assert client.get("/v1/runs").json()["total"] == before_runs
@@ -195,10 +195,11 @@ def test_concurrent_label_uploads_are_applied_one_at_a_time(env: Env) -> None:
     with ThreadPoolExecutor(len(uploads)) as pool:
         answers = list(pool.map(post, uploads))
     assert [status for status, _ in answers] == [200] * len(uploads), answers
-    inputs = env.server.data_dir / "runs" / run_id / "inputs"
-    assert sorted(p.name for p in inputs.iterdir() if "labels" in p.name) == ["labels.jsonl"]
-    assert (inputs / "labels.jsonl").read_bytes() in uploads
-    assert not list(inputs.glob("upload*"))  # no staged copy left behind
+    root = env.server.data_dir / "runs" / run_id
+    # The run dir keeps the labels (`RunDir.keep_labels`), one file, one upload whole.
+    assert sorted(p.name for p in root.rglob("*labels*")) == ["human_labels.jsonl"]
+    assert (root / "run" / "human_labels.jsonl").read_bytes() in uploads
+    assert not list(root.rglob("upload*"))  # no staged copy left behind
     calibration = env.client(env.alice).get(f"/v1/runs/{run_id}/calibration")
     assert calibration.status_code == 200, calibration.text
 

@@ -1,8 +1,10 @@
-# Quick start: `make demo` and `make test`. Both create .venv on first use.
+# Quick start: `make demo` and `make test`. Both create .venv on first use, and install what
+# their job needs: the demo the core package only, the tests everything.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+CORE := $(VENV)/.installed-core
+FULL := $(VENV)/.installed-full
 
 .PHONY: demo test lint install clean bench
 
@@ -10,27 +12,35 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Reinstall when the dependency list changes.
-$(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
-	touch $(STAMP)
+# The core package: what `judge run` needs offline (no LiteLLM, no service stack, no test
+# tools). Reinstalled when the dependency list changes.
+$(CORE): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(CORE)
 
-install: $(STAMP)
+# Everything: LiteLLM and the service (`[all]`) and the test tools (`[dev]`). It holds the core
+# install too, so its stamp is refreshed as well: `make demo` after `make test` installs
+# nothing, and `make test` after `make demo` adds the extras.
+$(FULL): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
+	touch $(CORE) $(FULL)
+
+install: $(FULL)
 
 # The whole job on bundled MT-Bench data, offline: blind, replay GPT-4's recorded verdicts in
 # both orders, calibrate GPT-4 against the expert votes, compare the six systems, write the
 # report (runs/mt-bench-demo/report.html).
-demo: $(STAMP)
+demo: $(CORE)
 	$(BIN)/judge run configs/demo.yaml --quiet
 
-test: $(STAMP)
+test: $(FULL)
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+lint: $(FULL)
 	$(BIN)/ruff check judge calibration tests bench scripts
 	$(BIN)/ruff format --check judge calibration tests bench scripts
 
-bench: $(STAMP)
+bench: $(FULL)
 	@for f in bench/*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 clean:

@@ -19,7 +19,21 @@ from judge.errors import (
     StoreError,
 )
 
-__version__ = "0.1.0"
+DISTRIBUTION = "judge-pipeline"
+"""The name pip knows this package by (pyproject.toml's `name`)."""
+
+
+def _installed_version() -> str:
+    """The installed distribution's version (pyproject.toml is its one source)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(DISTRIBUTION)
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
+
+
+__version__ = _installed_version()
 
 _LAZY = {
     "RunConfig": "judge.config",

@@ -6,14 +6,20 @@ Heavy imports (pandas, SDKs) happen inside commands so `judge --help` stays fast
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from judge.errors import ConfigError, JudgeError
 from judge.limits import MAX_RESAMPLES
+from judge.simulator import DEFAULT_PORT as SIMULATOR_PORT
+
+if TYPE_CHECKING:
+    from judge.rundir import RunDir
 
 app = typer.Typer(
     name="judge",
@@ -26,9 +32,23 @@ app = typer.Typer(
 _DEBUG_HELP = "Show full tracebacks."
 
 
+def _show_version(wanted: bool) -> None:
+    if wanted:
+        from judge import DISTRIBUTION, __version__
+
+        typer.echo(f"{DISTRIBUTION} {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
     debug: Annotated[bool, typer.Option("--debug", help=_DEBUG_HELP)] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", is_eager=True, callback=_show_version, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """Blinded LLM-as-judge pipeline."""
 
@@ -106,7 +126,8 @@ def prepare(
 
     cfg = load_config(config)
     target = RunDir.for_config(cfg, run_dir)
-    summary = prepare_run(cfg, target, log=lambda msg: typer.echo(msg, err=True))
+    with _interruptible(target):
+        summary = prepare_run(cfg, target, log=lambda msg: typer.echo(msg, err=True))
     print_prepare_summary(summary)
 
 
@@ -126,7 +147,17 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print requests and estimated cost; send nothing.")
     ] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", help="No progress display and no step messages.")
+    ] = False,
+    progress_every: Annotated[
+        float,
+        typer.Option(
+            "--progress-every",
+            min=0.1,
+            help="When stderr is not a terminal (CI logs): seconds between progress lines.",
+        ),
+    ] = 5.0,
     cache: Annotated[
         Path | None,
         typer.Option(
@@ -135,36 +166,58 @@ def run(
     ] = None,
 ) -> None:
     """Blind, judge (both orders, cross-family), aggregate. Resumable: run it again on the same
-    run dir to continue where it stopped; nothing is paid for twice."""
+    run dir to continue where it stopped; nothing is paid for twice. Ctrl-C stops it and
+    prints where it stopped and the command that continues (exit 130)."""
     from judge.config import load_config
-    from judge.console import print_dry_run, print_run_outcome, progress_display
+    from judge.console import print_dry_run, print_run_outcome
+    from judge.progress import progress_display
     from judge.rundir import RunDir
 
     cfg = load_config(config)
     target = RunDir.for_config(cfg, run_dir)
-    log = (lambda _msg: None) if quiet else (lambda msg: typer.echo(msg, err=True))
     if dry_run:
         from judge.run import dry_run as plan
 
+        log = (lambda _msg: None) if quiet else (lambda msg: typer.echo(msg, err=True))
         print_dry_run(plan(cfg, target, log=log, cache_path=cache))
         return
     from judge.run import run_pipeline
 
     # Taken here (run_pipeline takes it again) so a busy run dir is refused before any display.
-    with target.locked(), progress_display(enabled=not quiet) as on_progress:
+    with (
+        _interruptible(target),
+        target.locked(),
+        progress_display(enabled=not quiet, every_s=progress_every) as display,
+    ):
         outcome = run_pipeline(
             cfg,
             target,
             workers=workers,
             max_cost_usd=max_cost,
             cache_path=cache,
-            on_progress=on_progress,
-            log=log,
+            on_progress=None if display is None else display.update,
+            log=(lambda _msg: None) if display is None else display.log,
         )
     print_run_outcome(outcome)
     # 3: stopped with requests pending (budget); 1: a `compare.gates` check failed (printed).
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
+
+
+@contextlib.contextmanager
+def _interruptible(target: RunDir) -> Iterator[None]:
+    """Ctrl-C (SIGINT) in the block: say where the run stopped (answered, pending) and the
+    command that continues it, and exit 130, as shells report an interrupted program."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        import shlex
+
+        from judge.console import print_interrupted
+        from judge.run import stopped_at
+
+        print_interrupted(stopped_at(target), shlex.join(["judge", *sys.argv[1:]]))
+        raise typer.Exit(130) from None
 
 
 @app.command()
@@ -355,7 +408,9 @@ def report(
 
 @app.command()
 def simulate(
-    port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
+    port: Annotated[
+        int, typer.Option(help="Port (0 = any free port; `judge serve` defaults to 8000).")
+    ] = SIMULATOR_PORT,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     config: Annotated[
         Path | None, typer.Option(help="YAML file of simulator knobs (SimulatorConfig).")
@@ -423,8 +478,7 @@ def main() -> None:
             raise
         typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("interrupted; run the same command again to resume", err=True)
+    except KeyboardInterrupt:  # outside a command (typer turns one inside into exit 130)
         sys.exit(130)
     except Exception as exc:
         if debug:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import time
-from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from rich.console import Console
@@ -20,6 +17,7 @@ _console = Console(highlight=False)
 if _console.width < 120 and not _console.is_terminal:
     # Piped output (CI logs, `make demo | tee`) would otherwise wrap tables at 80 columns.
     _console = Console(highlight=False, width=120)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def print_scrub_report(report: ScrubReport) -> None:
@@ -87,49 +85,6 @@ def print_prepare_summary(summary: PrepareSummary) -> None:
     _console.print(f"run dir: {summary.run_dir}")
 
 
-@contextlib.contextmanager
-def progress_display(*, enabled: bool = True) -> Iterator[Callable[[Progress], None] | None]:
-    """A rich progress bar fed with store counts: done / cached / failed, rate, ETA, spend."""
-    if not enabled:
-        yield None
-        return
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.progress import Progress as Bar
-
-    bar = Bar(
-        TextColumn("judging"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[detail]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=False,
-    )
-    task = bar.add_task("judging", total=None, detail="")
-    started = {"t": time.monotonic(), "done": None}
-
-    def update(p: Progress) -> None:
-        if started["done"] is None:
-            started["done"] = p.done
-        elapsed = max(time.monotonic() - started["t"], 1e-9)
-        rate = (p.done - started["done"]) / elapsed
-        detail = (
-            f"cached {p.cached}  failed {p.failed}  unparsed {p.parse_failures}  "
-            f"{rate:,.0f}/s  ${p.spent_usd:,.4f}"
-        )
-        bar.update(task, total=p.total, completed=p.done, detail=detail)
-
-    with bar:
-        yield update
-
-
 def print_dry_run(plan: dict[str, dict]) -> None:
     table = Table(title="Dry run: nothing sent")
     for column in ("judge", "pending requests", "already cached", "input tokens (est.)", "cost"):
@@ -144,12 +99,27 @@ def print_dry_run(plan: dict[str, dict]) -> None:
         _console.print("nothing pending: every request already has a stored response")
 
 
+def print_interrupted(progress: Progress | None, command: str) -> None:
+    """Where an interrupted `judge run` (or `judge prepare`) stopped, and how to go on."""
+    if progress is None:
+        where = "interrupted while preparing: nothing was judged yet"
+    else:
+        where = (
+            f"interrupted: {progress.done:,} of {progress.total:,} requests answered, "
+            f"{progress.total - progress.done:,} pending (answers are stored as they arrive; "
+            "none is sent again)"
+        )
+    _err.print(where)
+    _err.print(f"continue with: {command}")
+
+
 def print_run_outcome(outcome: RunOutcome) -> None:
     summary = outcome.summary
     counts = summary.counts
+    earlier = f"{outcome.answered_before:,} by an earlier run, " if outcome.answered_before else ""
     _console.print(
         f"{counts.responses:,} of {counts.requests:,} requests answered "
-        f"({counts.cached:,} from cache, {counts.errors:,} failed, "
+        f"({earlier}{counts.cached:,} from cache, {counts.errors:,} failed, "
         f"{counts.parse_failures:,} unparseable replies)"
     )
     table = Table(title="Judges")

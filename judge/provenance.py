@@ -7,9 +7,11 @@ import sys
 from datetime import UTC, datetime
 from importlib import metadata
 
+from judge import DISTRIBUTION
+
 # The packages whose versions change results or prompts.
 _PACKAGES = (
-    "judge-pipeline",
+    DISTRIBUTION,
     "openai",
     "anthropic",
     "litellm",

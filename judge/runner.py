@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -476,7 +477,14 @@ def run_shard(
             runner = Runner(store, config, shard=shard, shards=shards, max_cost_usd=max_cost_usd)
             return await runner.run()
 
-    return asyncio.run(main())
+    # Workers ignore Ctrl-C between tasks (`judge.run.execute.worker_pool`: an idle worker has
+    # nothing to stop, and would die with a traceback); during its shard it stops as the parent
+    # does, keeping what it stored.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return asyncio.run(main())
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def warm_up(config: RunConfig) -> None:

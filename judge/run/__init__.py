@@ -11,6 +11,7 @@ from judge.run.lifecycle import (
     finish_run,
     relabel_run,
     run_pipeline,
+    stopped_at,
     write_partial_outputs,
 )
 from judge.run.prepare import PrepareSummary, prepare_run
@@ -26,5 +27,6 @@ __all__ = [
     "prepare_run",
     "relabel_run",
     "run_pipeline",
+    "stopped_at",
     "write_partial_outputs",
 ]

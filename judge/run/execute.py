@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -83,10 +85,34 @@ def worker_pool(config: RunConfig, workers: int) -> Iterator[ProcessPoolExecutor
     if workers <= 1:
         yield None
         return
-    with ProcessPoolExecutor(max_workers=workers - 1, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers - 1,
+        mp_context=get_context("spawn"),
+        # Ctrl-C is for the shards (`run_shard`), and `_interrupt` passes it on to them.
+        initializer=signal.signal,
+        initargs=(signal.SIGINT, signal.SIG_IGN),
+    ) as pool:
         for _ in range(workers - 1):
             pool.submit(warm_up, config)
-        yield pool
+        try:
+            yield pool
+        except BaseException:
+            _interrupt(pool)
+            raise
+
+
+def _interrupt(pool: ProcessPoolExecutor) -> None:
+    """Stop the workers' shards now (Ctrl-C, an error here): leaving the pool waits for them,
+    and they would go on sending (to a simulator this process no longer serves, retrying)
+    long after this process gave up. A terminal's Ctrl-C reaches them anyway; a signal sent to
+    this process alone does not. Each stops as at Ctrl-C: what it stored stays stored."""
+    # The executor keeps its worker processes in `_processes` (pid -> Process; None once shut
+    # down); there is no public way to reach them.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGINT)
+    pool.shutdown(wait=False, cancel_futures=True)
 
 
 async def _run_in_process(

@@ -12,8 +12,10 @@ from typing import Any, Literal
 from judge.config import RunConfig
 from judge.errors import ConfigError, DataError
 from judge.run.execute import (
+    Progress,
     ProgressCallback,
     execute,
+    progress_of,
     simulator_for,
     spent_usd,
     worker_pool,
@@ -71,6 +73,8 @@ class RunOutcome(Finished):
 
     prepared: PrepareSummary
     stats: RunStats
+    answered_before: int = 0
+    """Requests an earlier run had answered when this one started (a resumed run)."""
 
     @property
     def complete(self) -> bool:
@@ -103,10 +107,19 @@ def run_pipeline(
             # port), so the run's config hash and cache keys are stable across restarts.
             prepared = prepare_run(config, rundir, log=log)
             cache = rundir.cache_file(config, cache_path)
-            if budget is not None:
-                with rundir.open_store() as store:
+            with rundir.open_store() as store:
+                if budget is not None:
                     budget = max(0.0, budget - spent_usd(store))
-            log(f"judging {prepared.requests} requests with {workers} worker(s)")
+                before = progress_of(store)
+            if on_progress is not None:
+                on_progress(before)  # prepared: a display moves on from "preparing"
+            if before.done:
+                log(
+                    f"{before.done:,} of {before.total:,} requests already answered (from an "
+                    f"earlier run); sending {before.total - before.done:,}"
+                )
+            else:
+                log(f"judging {before.total:,} requests with {workers} worker(s)")
             with simulator_for(config) as live:
                 stats = execute(
                     live,
@@ -120,7 +133,19 @@ def run_pipeline(
         summary = write_outputs(config, rundir)
         if summary.complete:
             summary = _finish(config, rundir, summary, human, log).summary
-    return RunOutcome(rundir, summary, prepared=prepared, stats=stats)
+    return RunOutcome(rundir, summary, prepared=prepared, stats=stats, answered_before=before.done)
+
+
+def stopped_at(run_dir: RunDir | str | Path) -> Progress | None:
+    """What the run's store holds now (answered, pending): where an interrupted run stopped.
+    None when the run was never prepared (nothing can have been judged)."""
+    rundir = _as_rundir(run_dir)
+    if not rundir.has_store():
+        return None
+    with rundir.open_store() as store:
+        if store.get_meta("config_hash") is None:
+            return None
+        return progress_of(store)
 
 
 def finish_run(

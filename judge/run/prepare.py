@@ -15,34 +15,30 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge.blinding import blind_responses, make_listed_pairs, make_pairs, new_secret
 from judge.canaries import PREFIX as CANARY_PREFIX
 from judge.canaries import CanaryPlan, canary_texts, is_canary, plan_canaries, recorded_texts
-from judge.config import JudgeSpec, RunConfig
+from judge.config import RunConfig
 from judge.data import load_items, load_responses
 from judge.errors import ConfigError, DataError
-from judge.families import check_pairs_judgeable, is_same_family
 from judge.hashing import content_hash
 from judge.injection import report as injection_report
 from judge.injection import scan as scan_injections
 from judge.limits import check_requests
 from judge.provenance import environment
-from judge.rubrics import AbsoluteScale, Rubric, load_rubric, render_absolute, render_pairwise
+from judge.rubrics import AbsoluteScale, Rubric, load_rubric
+from judge.run.requests import orders_for, plan_requests
 from judge.rundir import RunDir
 from judge.scrubber import Scrubber
 from judge.types import (
     BlindedPair,
-    BlindedResponse,
     BlindingKey,
-    ChatMessage,
     InjectionReport,
-    Item,
     JudgeRequest,
-    Order,
     Response,
     ScrubReport,
 )
@@ -123,6 +119,7 @@ def _prepare(
         )
 
     # On the text as written (before scrubbing): flagged here, judged unchanged.
+    log(f"checking {len(responses):,} responses for text that addresses the judge")
     flags = scan_injections((r.item_id, r.system, r.output) for r in responses)
     canaries = _plan_canaries(config, responses, systems, texts, rubric.kind, set(flags))
     previous_key = _usable_key(rundir, config_hash, log)
@@ -154,6 +151,7 @@ def _prepare(
     pairs: list[BlindedPair] = []
     skipped: list[tuple[str, str, str]] = []
     if rubric.kind == "pairwise":
+        log("pairing")
         pairs, key, skipped = make_pairs(
             blinded,
             key,
@@ -173,7 +171,8 @@ def _prepare(
             )
             pairs = sorted([*pairs, *canary_pairs], key=lambda p: (p.item_id, p.pair_id))
 
-    requests = list(_plan_requests(config, rubric, items, blinded, pairs, key))
+    log(f"rendering the judge requests ({rubric.id}@{rubric.version})")
+    requests = list(plan_requests(config, rubric, items, blinded, pairs, key, log))
     same_family = sum(r.same_family for r in requests)
 
     if previous_key is not None:
@@ -187,6 +186,7 @@ def _prepare(
         )
     if key != previous_key:
         rundir.write_key(key)  # durable before any request row names its ids
+    log(f"storing {len(requests):,} requests")
     with rundir.open_store() as store:
         store.add_items(items.values())
         store.add_blinded(blinded)
@@ -393,125 +393,3 @@ def system_costs(responses: list[Response]) -> dict[str, dict[str, float | int |
             "cost_known": len(costs),
         }
     return out
-
-
-def orders_for(config: RunConfig) -> tuple[Order, ...]:
-    return ("AB", "BA") if config.orders == "both" else ("AB",)
-
-
-def _plan_requests(
-    config: RunConfig,
-    rubric: Rubric,
-    items: dict[str, Item],
-    blinded: Sequence[BlindedResponse],
-    pairs: Sequence[BlindedPair],
-    key: BlindingKey,
-) -> Iterable[JudgeRequest]:
-    if not config.judges:
-        return
-    by_id = {b.blind_id: b for b in blinded}
-    if rubric.kind == "absolute":
-        # Absolute grading sees one response: a judge is excluded from that system's responses
-        # only, i.e. the "pair" is the system with itself.
-        plan = check_pairs_judgeable(
-            [(s, s) for s in set(key.systems.values())],
-            config.judges,
-            allow_same_family=config.allow_same_family,
-            overrides=config.families,
-        )
-        for b in blinded:
-            system = key.systems[b.blind_id]
-            for judge in plan[(system, system)]:
-                messages = render_absolute(rubric, items[b.item_id], b)
-                yield _request(
-                    judge,
-                    rubric,
-                    messages,
-                    item_id=b.item_id,
-                    blind_id=b.blind_id,
-                    same_family=is_same_family(judge, (system, system), config.families),
-                )
-        return
-    plan = check_pairs_judgeable(
-        key.pairs.values(),
-        config.judges,
-        allow_same_family=config.allow_same_family,
-        overrides=config.families,
-    )
-    for pair in pairs:
-        systems = key.pairs[pair.pair_id]
-        judges = plan[tuple(sorted(systems))]
-        item = items[pair.item_id]
-        a, b = by_id[pair.slot_a], by_id[pair.slot_b]
-        for order in orders_for(config):
-            first, second = (a, b) if order == "AB" else (b, a)
-            messages = render_pairwise(rubric, item, first, second)
-            for judge in judges:
-                yield _request(
-                    judge,
-                    rubric,
-                    messages,
-                    item_id=pair.item_id,
-                    pair_id=pair.pair_id,
-                    order=order,
-                    same_family=is_same_family(judge, systems, config.families),
-                )
-
-
-def _request(
-    judge: JudgeSpec,
-    rubric: Rubric,
-    messages: tuple[ChatMessage, ...],
-    *,
-    item_id: str,
-    pair_id: str | None = None,
-    order: Order | None = None,
-    blind_id: str | None = None,
-    same_family: bool = False,
-) -> JudgeRequest:
-    wire = [m.model_dump(mode="json") for m in messages]
-    content: dict[str, object] = {
-        "provider": judge.provider,
-        "model": judge.model_name,
-        "base_url": judge.base_url,
-        "params": judge.params,
-        "messages": wire,
-    }
-    if judge.provider == "recorded":
-        # A replayed verdict depends on which systems are judged, not only on the prompt: two
-        # pairs with identical texts (e.g. two empty answers) must not share a cache entry.
-        content.update(
-            {
-                "recording": str(judge.recorded),
-                "pair_id": pair_id,
-                "order": order,
-                "blind_id": blind_id,
-            }
-        )
-    cache_key = content_hash(content)
-    request_id = content_hash(
-        {
-            "judge": judge.model,
-            "rubric": rubric.hash,
-            "pair_id": pair_id,
-            "blind_id": blind_id,
-            "order": order,
-            "cache_key": cache_key,
-        }
-    )
-    return JudgeRequest(
-        request_id=request_id,
-        judge=judge.model,
-        rubric_id=rubric.id,
-        rubric_version=rubric.version,
-        rubric_hash=rubric.hash,
-        kind=rubric.kind,
-        item_id=item_id,
-        pair_id=pair_id,
-        order=order,
-        blind_id=blind_id,
-        messages=messages,
-        params=judge.params,
-        cache_key=cache_key,
-        same_family=same_family,
-    )

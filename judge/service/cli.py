@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from judge.errors import ConfigError
-from judge.service.settings import DEFAULT_DATA_DIR, ServiceSettings
+from judge.service.settings import DEFAULT_DATA_DIR, DEFAULT_PORT, ServiceSettings
 
 _DB_HELP = (
     "Service database: sqlite:///PATH or postgresql://USER@HOST:PORT/DB "
@@ -35,7 +35,7 @@ tokens_app = typer.Typer(
 
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+    port: Annotated[int, typer.Option(help="Port.")] = DEFAULT_PORT,
     db: DbOption = None,
     data_dir: DataDirOption = DEFAULT_DATA_DIR,
     max_running: Annotated[
@@ -190,10 +190,11 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 
-def _engine(db: str | None, data_dir: Path):  # type: ignore[no-untyped-def]
+def _engine(db: str | None, data_dir: Path, *, create: bool = True):  # type: ignore[no-untyped-def]
     from judge.service.db import make_engine
 
-    return make_engine(ServiceSettings(data_dir=data_dir, db_url=db).database_url)
+    url = ServiceSettings(data_dir=data_dir, db_url=db).database_url
+    return make_engine(url, create=create)
 
 
 @tokens_app.command("create")
@@ -217,7 +218,9 @@ def tokens_list(db: DbOption = None, data_dir: DataDirOption = DEFAULT_DATA_DIR)
     """List tokens (names and dates; never the tokens)."""
     from judge.service.auth import list_tokens
 
-    for row in list_tokens(_engine(db, data_dir)):
+    # Reading creates nothing: without a database there is nothing to list, and an empty
+    # listing would hide a wrong --data-dir.
+    for row in list_tokens(_engine(db, data_dir, create=False)):
         state = f"revoked {row['revoked_at']:%Y-%m-%d}" if row["revoked_at"] else "active"
         role = "admin" if row["admin"] else "user"
         typer.echo(f"{row['name']}\t{role}\t{state}\tcreated {row['created_at']:%Y-%m-%d}")
@@ -232,6 +235,6 @@ def tokens_revoke(
     """Revoke a token: it stops working at once; its runs stay (admins still see them)."""
     from judge.service.auth import revoke_token
 
-    if not revoke_token(_engine(db, data_dir), name):
+    if not revoke_token(_engine(db, data_dir, create=False), name):
         raise ConfigError(f"no active token named {name!r} (see `judge tokens list`)")
     typer.echo(f"token {name!r} revoked", err=True)

@@ -135,8 +135,10 @@ def describe_url(url: str) -> str:
         return "<unparseable database URL>"
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for `url` with the schema brought up to date."""
+def make_engine(url: str, *, create: bool = True) -> Engine:
+    """An engine for `url` with the schema brought up to date. `create=False` (commands that
+    only read or change what exists): a SQLite file that does not exist is a `ConfigError`,
+    never a new database and directory."""
     try:
         parsed = make_url(database_url(url))
     except Exception:
@@ -147,6 +149,11 @@ def make_engine(url: str) -> Engine:
     kwargs: dict[str, Any] = {}
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
+            if not create and not Path(parsed.database).is_file():
+                raise ConfigError(
+                    f"no service database at {parsed.database}: give the server's --data-dir "
+                    "(or --db), or create a token first with `judge tokens create NAME`"
+                )
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         # Request handlers run in a thread pool and the scheduler in its own thread.
         kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}

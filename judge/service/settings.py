@@ -17,6 +17,8 @@ from pathlib import Path
 from judge.limits import RenderLimits
 
 DEFAULT_DATA_DIR = Path("judge-service")
+DEFAULT_PORT = 8000
+"""Where `judge serve` listens unless told (`judge simulate` takes 8001)."""
 DEFAULT_SAMPLING_PARAMS = (
     "temperature",
     "top_p",

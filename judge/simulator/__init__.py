@@ -10,6 +10,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+DEFAULT_PORT = 8001
+"""Where `judge simulate` listens unless told: not `judge serve`'s 8000, so both can run side
+by side on one machine."""
+
 # Lazy: `judge.config` imports SimulatorConfig, and should not pay for aiohttp.
 _LAZY = {
     "LatencyConfig": "judge.simulator.config",
@@ -23,6 +27,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "DEFAULT_PORT",
     "LatencyConfig",
     "SimulatorConfig",
     "SimulatorHandle",

@@ -19,6 +19,7 @@ from aiohttp import web
 from pydantic import ValidationError
 
 from judge.families import family_of
+from judge.simulator import DEFAULT_PORT
 from judge.simulator.config import SimulatorConfig
 from judge.simulator.judging import (
     MALFORMED_TEXT,
@@ -267,7 +268,9 @@ async def serve(
     return runner, runner.addresses[0][1]
 
 
-def run(config: SimulatorConfig | None = None, host: str = "127.0.0.1", port: int = 8000) -> None:
+def run(
+    config: SimulatorConfig | None = None, host: str = "127.0.0.1", port: int = DEFAULT_PORT
+) -> None:
     """Serve until Ctrl-C or SIGTERM (the `judge simulate` command)."""
 
     async def main() -> None:

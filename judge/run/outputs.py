@@ -88,7 +88,7 @@ def write_outputs(config: RunConfig, rundir: RunDir, *, summary_file: bool = Tru
                 "pairs": config.pairs,
                 "allow_same_family": config.allow_same_family,
                 "seeds": meta["seeds"],
-                "environment": meta["environment"],
+                "environment": _installed(meta["environment"]),
                 "config_hash": meta["config_hash"],
             },
             "counts": counts,
@@ -148,6 +148,13 @@ def _split(
             systems = (key.systems[request.blind_id],) if request.blind_id else ()
         (canary if canaries.intersection(systems) else real).append(result)
     return real, canary
+
+
+def _installed(environment: dict[str, Any]) -> dict[str, Any]:
+    """The recorded environment with the packages that were installed: the store records an
+    optional one that was not (LiteLLM in a core install) as None."""
+    packages = environment.get("packages") or {}
+    return {**environment, "packages": {k: v for k, v in packages.items() if v is not None}}
 
 
 def _known_sum(values: Iterable[float | None]) -> float | None:

@@ -339,7 +339,9 @@ def compare(
     ] = None,
     gate: Annotated[
         list[str] | None,
-        typer.Option(help='CI gate, e.g. "diff(candidate, baseline) >= -0.02" (repeatable).'),
+        typer.Option(
+            help='CI gate, e.g. "ci_low(diff(candidate, baseline)) >= -0.02" (repeatable).'
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
 ) -> None:

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 _MT_BENCH = Path(__file__).resolve().parent.parent / "data" / "mt_bench"
 _CHUNK_ROWS = 50_000
-_TABLE_SUFFIXES = (".jsonl.gz", ".ndjson.gz", ".csv.gz", ".jsonl", ".ndjson", ".csv", ".parquet")
 
 
 def load_table(path: Path) -> pd.DataFrame:
@@ -23,7 +22,7 @@ def load_table(path: Path) -> pd.DataFrame:
     by the readers of items and responses (`judge.sources`), so a malformed line, text that is
     not UTF-8, deep nesting, a lone surrogate or a key given twice is an error naming the line
     (and field); an empty file is an empty table."""
-    from judge.sources import CsvSource, JsonlSource, Source
+    from judge.sources import CsvSource, JsonlSource, Source, table_suffix
 
     if not path.exists():
         raise DataError("file not found", path=str(path))
@@ -49,16 +48,6 @@ def load_table(path: Path) -> pd.DataFrame:
     records = [record for chunk in source.chunks(_CHUNK_ROWS) for record in chunk.records]
     # The header is needed only when there are no rows.
     return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
-
-
-def table_suffix(path: Path) -> str:
-    """The format a table's name says (`.jsonl`, `.ndjson`, `.csv`, each optionally `.gz`, or
-    `.parquet`), lower case; `DataError` for any other name."""
-    name = path.name.lower()
-    for suffix in _TABLE_SUFFIXES:
-        if name.endswith(suffix):
-            return suffix
-    raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
 
 
 def load_labels(path: Path) -> pd.DataFrame:

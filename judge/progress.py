@@ -134,13 +134,18 @@ class RunDisplay:
 
 @contextlib.contextmanager
 def progress_display(
-    *, enabled: bool = True, every_s: float = 5.0, file: TextIO | None = None
+    *,
+    enabled: bool = True,
+    every_s: float = 5.0,
+    file: TextIO | None = None,
+    terminal: bool | None = None,
 ) -> Iterator[RunDisplay | None]:
-    """A `RunDisplay` on stderr (or `file`) for the block; None when not `enabled`."""
+    """A `RunDisplay` on stderr (or `file`) for the block; None when not `enabled`.
+    `terminal`: treat the output as a terminal or not (default: ask it)."""
     if not enabled:
         yield None
         return
-    console = Console(stderr=file is None, file=file, highlight=False)
+    console = Console(stderr=file is None, file=file, highlight=False, force_terminal=terminal)
     display = RunDisplay(console, every_s)
     if console.is_terminal:
         with _bar(display, console):

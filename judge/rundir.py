@@ -207,7 +207,7 @@ class RunDir:
     def labels_path(self, source: Path) -> Path:
         """Where `keep_labels(source)` puts the labels: `human_labels` + the source's format
         suffix (the format is read from the name)."""
-        from judge.labels import table_suffix
+        from judge.sources import table_suffix
 
         return self.path / f"{LABELS_STEM}{table_suffix(source)}"
 

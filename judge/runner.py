@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import signal
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -458,44 +457,6 @@ def _describe(exc: BaseException, spec: JudgeSpec) -> str:
     if spec.api_key is not None:
         text = text.replace(spec.api_key.get_secret_value(), "[key]")
     return text[:500]
-
-
-def run_shard(
-    config: RunConfig,
-    run_dir: str,
-    cache_path: Path | None,
-    shard: int,
-    shards: int,
-    max_cost_usd: float | None,
-) -> RunStats:
-    """A worker process's whole job: its shard of the run's pending requests. Lives here, not in
-    `judge.run`, so a spawned worker imports only the runner (not pandas and the data
-    loaders): start-up is part of every run's wall time and CPU."""
-
-    async def main() -> RunStats:
-        with RunStore.open(run_dir, cache_path) as store:
-            runner = Runner(store, config, shard=shard, shards=shards, max_cost_usd=max_cost_usd)
-            return await runner.run()
-
-    # Workers ignore Ctrl-C between tasks (`judge.run.execute.worker_pool`: an idle worker has
-    # nothing to stop, and would die with a traceback); during its shard it stops as the parent
-    # does, keeping what it stored.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return asyncio.run(main())
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def warm_up(config: RunConfig) -> None:
-    """A worker process's first task, run while the parent still prepares the run: import the
-    judges' transports and SDKs (LiteLLM takes seconds). Errors are left for the run itself to
-    report."""
-    from judge.providers.factory import make_provider
-
-    for spec in config.judges:
-        with contextlib.suppress(Exception):
-            make_provider(spec)
 
 
 def estimate_run(store: RunStore, config: RunConfig) -> dict[str, Any]:

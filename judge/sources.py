@@ -40,6 +40,19 @@ import pyarrow.parquet as pq
 from judge.errors import DataError
 from judge.untrusted import Problem, parse_json
 
+TABLE_SUFFIXES = (".jsonl.gz", ".ndjson.gz", ".csv.gz", ".jsonl", ".ndjson", ".csv", ".parquet")
+"""The file names a table may have: the format is read from the name."""
+
+
+def table_suffix(path: Path) -> str:
+    """The format a table's name says (`.jsonl`, `.ndjson`, `.csv`, each optionally `.gz`, or
+    `.parquet`), lower case; `DataError` for any other name."""
+    name = path.name.lower()
+    for suffix in TABLE_SUFFIXES:
+        if name.endswith(suffix):
+            return suffix
+    raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
+
 
 def is_sequence(value: Any) -> bool:
     """Whether `value` is a list as the readers deliver one: a list (JSONL) or a numpy array

@@ -151,3 +151,42 @@ def test_bad_config_key_exit_2(tmp_path: Path) -> None:
     result = run_cli_here("prepare", str(config))
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: {config}: judgez: unknown key"
+
+
+def test_version_is_the_installed_distributions() -> None:
+    from importlib import metadata
+
+    result = run_cli_here("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"judge-pipeline {metadata.version('judge-pipeline')}"
+
+
+def test_simulate_and_serve_default_to_different_ports() -> None:
+    from typer.main import get_command
+
+    from judge.cli import app
+
+    commands = get_command(app).commands  # type: ignore[attr-defined]
+    ports = {
+        name: next(p.default for p in commands[name].params if p.name == "port")
+        for name in ("simulate", "serve")
+    }
+    assert ports == {"simulate": 8001, "serve": 8000}
+
+
+def test_tokens_list_without_a_database_creates_nothing(tmp_path: Path) -> None:
+    # Issue 14: `judge tokens list` silently created ./judge-service (and an empty database).
+    expected = tmp_path.resolve() / "judge-service" / "service.sqlite"
+    for args in (("tokens", "list"), ("tokens", "revoke", "ci")):
+        result = run_cli_here(*args, cwd=tmp_path)
+        assert result.returncode == 2
+        assert result.stderr.strip().splitlines() == [
+            f"error: no service database at {expected}: give the server's --data-dir (or --db), "
+            "or create a token first with `judge tokens create NAME`"
+        ]
+    assert list(tmp_path.iterdir()) == []
+    # Where a database exists, the listing works as before.
+    data = tmp_path / "data"
+    assert run_cli_here("tokens", "create", "ci-bot", "--data-dir", str(data)).returncode == 0
+    listed = run_cli_here("tokens", "list", "--data-dir", str(data))
+    assert listed.returncode == 0 and listed.stdout.startswith("ci-bot\tuser\tactive")

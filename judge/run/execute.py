@@ -16,8 +16,9 @@ from pathlib import Path
 
 from judge.config import RunConfig
 from judge.rundir import RunDir
-from judge.runner import Runner, RunStats, run_shard, warm_up
+from judge.runner import Runner, RunStats
 from judge.store import RunStore
+from judge.worker import run_shard, warm_up
 
 
 @dataclass

@@ -190,6 +190,9 @@ def relabel_run(
     rundir = _as_rundir(run_dir)
     with rundir.locked():
         validate_labels(labels)
+        kept = rundir.human_labels()
+        if kept is not None and kept.resolve() == labels.resolve():
+            return finish_run(config, rundir, log=log)  # the run's own labels, again
         with rundir.labels_replaced(labels, move=move) as stored:
             try:
                 return finish_run(config, rundir, log=log)

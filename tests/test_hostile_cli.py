@@ -256,7 +256,7 @@ def test_recorded_verdicts_path_is_a_directory(tmp_path: Path) -> None:
 
 def test_empty_label_file_says_so(tmp_path: Path) -> None:
     (tmp_path / "human.jsonl").write_bytes(b"")
-    _assert_error(_calibrate(tmp_path), "it has no columns (an empty file?)")
+    _assert_error(_calibrate(tmp_path), "human.jsonl: no labels: the file holds nothing")
 
 
 def test_csv_label_table_with_a_column_twice(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 `calibration_of` and `comparison_of` compute what `judge calibrate --judge RUN --human LABELS
 --json` and `judge compare RUN --json` print, with the same functions and defaults.
-`refresh_analysis` recomputes the run's analysis and renders the report with the run's uploaded
-human labels.
+`refresh_analysis` recomputes the run's analysis and renders the report with the labels its run
+dir keeps.
 """
 
 from __future__ import annotations
@@ -78,9 +78,9 @@ def finite(value: Any) -> Any:
 
 
 def refresh_analysis(paths: RunPaths) -> list[str]:
-    """Analyse the finished run again with its uploaded labels (`calibration.human` for the
-    analysis only) and render its report. Returns the files written; empty when the run has
-    no judgments yet. Raises `RunDirBusy` when a worker holds the run."""
+    """Analyse the finished run again (with the labels its run dir keeps) and render its
+    report. Returns the files written; empty when the run has no judgments yet. Raises
+    `RunDirBusy` when a worker holds the run."""
     from judge.config import load_config
     from judge.run import finish_run
 

@@ -64,11 +64,21 @@ def did_you_mean(model: type[BaseModel], loc: Sequence[str | int]) -> str:
     level = _model_at(model, parents)
     if level is None or not isinstance(unknown, str):
         return ""
-    close = difflib.get_close_matches(unknown, list(level.model_fields), n=2, cutoff=0.6)
+    close = _closest(unknown, list(level.model_fields))
     if not close:
         # A right key at the wrong level (`timeout_s` at the top instead of under a judge).
         close = [k.path for k in config_keys(model) if k.name == unknown][:3]
     return f"did you mean {' or '.join(close)}?" if close else ""
+
+
+def _closest(word: str, known: list[str]) -> list[str]:
+    """The best match, and a second one only when it is about as good (`judgez`: `judges`, not
+    also `budget`)."""
+    scored = sorted(
+        ((difflib.SequenceMatcher(None, word, k).ratio(), k) for k in known), reverse=True
+    )
+    best = scored[0][0] if scored else 0.0
+    return [k for ratio, k in scored[:2] if ratio >= max(0.6, best - 0.05)]
 
 
 def _model_at(model: type[BaseModel], parents: Sequence[str | int]) -> type[BaseModel] | None:

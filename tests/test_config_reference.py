@@ -112,11 +112,14 @@ def test_schema_is_draft_07_and_accepts_every_shipped_config(schema: dict[str, A
     configs = sorted((REPO / "configs").glob("*.yaml"))
     assert len(configs) >= 5
     for path in configs:
-        errors = [e.message for e in validator.iter_errors(yaml.safe_load(path.read_text()))]
+        errors = [
+            e.message
+            for e in validator.iter_errors(yaml.safe_load(path.read_text(encoding="utf-8")))
+        ]
         assert not errors, (path.name, errors)
     # What the loader refuses, the editor marks too: an unknown key in a judge, a wrong type
     # two levels down (through `$ref`s), a missing required key.
-    bad = yaml.safe_load((REPO / "configs" / "simulated.yaml").read_text())
+    bad = yaml.safe_load((REPO / "configs" / "simulated.yaml").read_text(encoding="utf-8"))
     bad["judges"][0]["timeout"] = 30
     bad["simulator"]["latency"] = {"median_s": "slow"}
     del bad["rubric"]

@@ -279,7 +279,7 @@ class RunConfig(_Strict):
     """The judges; several make a panel (see `aggregate.panel`)."""
     orders: Literal["both", "AB"] = "both"
     """`both`: every pair is judged in both orders (A/B and B/A) and the two verdicts combined;
-    `AB`: one order only (half the requests, position bias unmeasured)."""
+    `AB`: one order only (half the requests; position consistency cannot be measured)."""
     allow_same_family: bool = False
     """Let a judge grade pairs involving its own family; every such verdict is flagged."""
     families: dict[str, str] = Field(default_factory=dict)

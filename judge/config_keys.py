@@ -11,7 +11,7 @@ import difflib
 import types
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
@@ -46,25 +46,31 @@ def config_keys(model: type[BaseModel], prefix: str = "") -> list[ConfigKey]:
 
 
 def section_of(annotation: Any) -> type[BaseModel] | None:
-    """The model a field holds: itself, optional, or as list items; None for plain values."""
+    """The model a field holds: itself, optional, or as list items; None for plain values (and
+    for a union of several models)."""
+    models = _models_in(annotation)
+    return models[0] if len(models) == 1 else None
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if get_origin(annotation) is list:
-        return section_of(get_args(annotation)[0])
-    if _is_union(annotation):
-        sections = {section_of(arg) for arg in get_args(annotation)} - {None}
-        return sections.pop() if len(sections) == 1 else None
-    return None
+        return [annotation]
+    if get_origin(annotation) is Annotated:
+        return _models_in(get_args(annotation)[0])
+    if get_origin(annotation) in (list, tuple) or _is_union(annotation):
+        found = [m for arg in get_args(annotation) for m in _models_in(arg)]
+        return list(dict.fromkeys(found))
+    return []
 
 
 def did_you_mean(model: type[BaseModel], loc: Sequence[str | int]) -> str:
     """For an unknown key at `loc` (the last part): the closest keys at that level, or the
     places the key belongs when it exists elsewhere; "" when nothing is close."""
     *parents, unknown = loc
-    level = _model_at(model, parents)
-    if level is None or not isinstance(unknown, str):
+    known = _keys_at(model, parents)
+    if known is None or not isinstance(unknown, str):
         return ""
-    close = _closest(unknown, list(level.model_fields))
+    close = _closest(unknown, known)
     if not close:
         # A right key at the wrong level (`timeout_s` at the top instead of under a judge).
         close = [k.path for k in config_keys(model) if k.name == unknown][:3]
@@ -81,16 +87,19 @@ def _closest(word: str, known: list[str]) -> list[str]:
     return [k for ratio, k in scored[:2] if ratio >= max(0.6, best - 0.05)]
 
 
-def _model_at(model: type[BaseModel], parents: Sequence[str | int]) -> type[BaseModel] | None:
+def _keys_at(model: type[BaseModel], parents: Sequence[str | int]) -> list[str] | None:
+    """The keys allowed under `parents`; those of every model a union there may hold."""
+    models = [model]
     for part in parents:
         if isinstance(part, int):  # a list index: the list's items are the level's model
             continue
-        field = model.model_fields.get(part)
-        section = None if field is None else section_of(field.annotation)
-        if section is None:
+        fields = [m.model_fields[part] for m in models if part in m.model_fields]
+        if not fields and len(models) > 1:
+            continue  # the tag pydantic puts in a tagged union's path (a rubric's `scale.absolute`)
+        models = [found for f in fields for found in _models_in(f.annotation)]
+        if not models:
             return None
-        model = section
-    return model
+    return list(dict.fromkeys(name for m in models for name in m.model_fields))
 
 
 def type_name(annotation: Any) -> str:
@@ -164,4 +173,4 @@ def _is_union(annotation: Any) -> bool:
 def _is_list(annotation: Any) -> bool:
     if _is_union(annotation):
         return any(_is_list(arg) for arg in get_args(annotation))
-    return get_origin(annotation) is list
+    return get_origin(annotation) in (list, tuple)

@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from calibration.trust_gate import GateThresholds
-from judge.config_keys import did_you_mean
+from judge.config_keys import unknown_key
 from judge.errors import ConfigError
 from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
 from judge.simulator.config import SimulatorConfig
@@ -345,8 +345,7 @@ def format_validation_error(exc: ValidationError, model: type[BaseModel] | None 
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            hint = did_you_mean(model or RunConfig, err["loc"])
-            msg = f"unknown key ({hint})" if hint else "unknown key"
+            msg = unknown_key(model or RunConfig, err["loc"])
         parts.append(f"{loc}: {msg}")
     return "; ".join(parts)
 

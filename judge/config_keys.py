@@ -63,6 +63,12 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return []
 
 
+def unknown_key(model: type[BaseModel], loc: Sequence[str | int]) -> str:
+    """The message for an unknown key at `loc` of `model`, with what it may have meant."""
+    hint = did_you_mean(model, loc)
+    return f"unknown key ({hint})" if hint else "unknown key"
+
+
 def did_you_mean(model: type[BaseModel], loc: Sequence[str | int]) -> str:
     """For an unknown key at `loc` (the last part): the closest keys at that level, or the
     places the key belongs when it exists elsewhere; "" when nothing is close."""

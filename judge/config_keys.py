@@ -1,8 +1,8 @@
 """The keys of a config model, read from its pydantic fields: dotted paths, types, defaults.
 
-One walk over the models serves the configuration reference (`judge.config_reference`), the
-JSON schema (`judge config schema`) and the "did you mean" of an unknown key
-(`judge.config.format_validation_error`), so the three cannot disagree about what a key is.
+One walk over the models serves the configuration reference (`judge.config_reference`) and the
+"did you mean" of an unknown key (in run configs and rubrics), so the two cannot disagree about
+what a key is called or where it goes.
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ def _table(keys: list[ConfigKey], prefix: str) -> list[str]:
     """The keys directly under `prefix`."""
     rows = ["| key | type | default | description |", "|---|---|---|---|"]
     for key in keys:
-        if key.path.startswith(prefix) and key.path == prefix + key.name:
+        if key.path == prefix + key.name:
             rows.append("| " + " | ".join(_cell(c) for c in _row(key)) + " |")
     return rows
 

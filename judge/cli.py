@@ -14,6 +14,7 @@ import typer
 
 from judge.errors import ConfigError, JudgeError
 from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
+from judge.simulator.quality_model import QUALITY_MODEL
 
 app = typer.Typer(
     name="judge",
@@ -311,7 +312,11 @@ def report(
         raise typer.Exit(finished.exit_code)  # a `compare.gates` check failed (printed above)
 
 
-@app.command()
+@app.command(
+    help="Run the local judge simulator (OpenAI- and Anthropic-compatible) until Ctrl-C.\n\n"
+    "It judges with planted, controllable behaviour (biases, noise, latency, faults; the knobs: "
+    "docs/config.md, section simulator); GET /_stats counts what it served.\n\n" + QUALITY_MODEL
+)
 def simulate(
     port: Annotated[int, typer.Option(help="Port (0 = any free port).")] = 8000,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
@@ -320,11 +325,6 @@ def simulate(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for every draw.")] = None,
 ) -> None:
-    """Run the local judge simulator (OpenAI- and Anthropic-compatible) until Ctrl-C.
-
-    It judges with planted, controllable biases, latency and faults; GET /_stats counts what
-    it served.
-    """
     from pydantic import ValidationError
 
     from judge.config import format_validation_error
@@ -339,7 +339,9 @@ def simulate(
     try:
         cfg = SimulatorConfig.model_validate(knobs)
     except ValidationError as exc:
-        raise ConfigError(f"{config or 'simulator'}: {format_validation_error(exc)}") from None
+        raise ConfigError(
+            f"{config or 'simulator'}: {format_validation_error(exc, SimulatorConfig)}"
+        ) from None
     run(cfg, host=host, port=port)
 
 
@@ -370,6 +372,11 @@ from judge.service.cli import serve, tokens_app  # noqa: E402
 
 app.command("serve")(serve)
 app.add_typer(tokens_app, name="tokens")
+
+# `judge config schema` (judge/config_cli.py, which imports only typer at module level).
+from judge.config_cli import config_app  # noqa: E402
+
+app.add_typer(config_app, name="config")
 
 
 def main() -> None:

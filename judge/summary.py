@@ -173,6 +173,32 @@ class PairDiff(SummaryModel):
     """Holm-adjusted p-value below 1 - ci: the one meaning of "told apart"."""
     unpaired_items: int
 
+    def winner_first(self) -> PairDiff:
+        """The pair with the system ahead as `a` (a difference that is not negative): the
+        bounds negated and swapped, wins and losses exchanged; the p-values are two-sided and
+        stay as they are."""
+        if self.mean_diff >= 0:
+            return self
+        percentile = (-self.percentile[1], -self.percentile[0])
+        bca = None if self.bca is None else (_negated(self.bca[1]), _negated(self.bca[0]))
+        return self.model_copy(
+            update={
+                "a": self.b,
+                "b": self.a,
+                "mean_diff": -self.mean_diff,
+                "ci_low": -self.ci_high,
+                "ci_high": -self.ci_low,
+                "percentile": percentile,
+                "bca": bca,
+                "wins": self.losses,
+                "losses": self.wins,
+            }
+        )
+
+
+def _negated(x: float | None) -> float | None:
+    return None if x is None else -x
+
 
 class BradleyTerryRow(SummaryModel):
     system: str
@@ -201,6 +227,9 @@ class BradleyTerry(SummaryModel):
 
 
 class Comparison(SummaryModel):
+    """`comparisons` and `by_stratum` hold each pair winner-first (`PairDiff.winner_first`),
+    as the report shows them."""
+
     kind: Literal["pairwise", "scores"]
     systems: list[str]
     baseline: str | None
@@ -407,14 +436,30 @@ class SelfPreferenceCheck(SummaryModel):
     corrected: float | None
 
 
+class Answer(SummaryModel):
+    """The run's one-sentence answer to its question, by the rule `judge.run.answer` states."""
+
+    outcome: Literal["yes", "no", "not settled"]
+    text: str
+    """The sentence, its numbers formatted as the report formats them."""
+
+
 class Decision(SummaryModel):
+    answer: Answer
     self_preference_check: SelfPreferenceCheck | None
     leader: str | None
     leader_tied_with: list[str]
     neighbours: list[RankedNeighbour]
     neighbours_by_stratum: dict[str, list[Neighbour | None]]
     gate: str
+    """The calibration gate's verdict (trusted, provisional, untrusted), or "not
+    calibrated"."""
     trusted: bool
+    trust_reason: str
+    """Why, in one line without numbers (`judge.run.answer.trust_reason`)."""
+
+
+GateKind = Literal["compare", "canary"]
 
 
 class Analysis(SummaryModel):
@@ -430,6 +475,12 @@ class Analysis(SummaryModel):
     decision: Decision
     canaries: Canaries | None = None
     """None for runs without `canaries:` (and runs analysed before canaries existed)."""
+
+    def gates(self) -> list[tuple[GateKind, GateOutcome]]:
+        """Every configured check: the `compare.gates` expressions, then the canaries' (one
+        per canary and judge)."""
+        canary = self.canaries.gates if self.canaries is not None else []
+        return [("compare", g) for g in self.comparison.gates] + [("canary", g) for g in canary]
 
 
 # --------------------------------------------------------------------------- the summary

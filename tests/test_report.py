@@ -174,9 +174,11 @@ def test_every_number_in_the_report_comes_from_the_summary(demo_traced: Traced) 
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("| 25/70/55 |", "| 26/70/55 |"),  # a count
+        ("| 70/25/55 |", "| 71/25/55 |"),  # a count
         ("85.4%", "86.4%"),  # a percentage
-        ("0.300 [", "0.310 ["),  # a difference
+        ("claude-v1 | 0.300 [", "claude-v1 | 0.310 ["),  # a difference in the pair table
+        ("by 0.300 [0.187", "by 0.310 [0.187"),  # the answer, a sentence of the summary's
+        ("(net win rate, 150 items)", "(net win rate, 151 items)"),
         ("about 54 items", "about 37 items"),  # the decision's item count
         ("2254 pairs judged", "2255 pairs judged"),
     ],

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,7 @@ import pandas as pd
 from judge.config import RunConfig
 from judge.errors import DataError
 from judge.labels import load_table, run_judgments
+from judge.run.answer import answer, trust_reason
 from judge.run.canaries import canary_section
 from judge.rundir import RunDir
 from judge.summary import (
@@ -41,8 +42,10 @@ from judge.summary import (
     WinRate,
     WinRatesByStratum,
 )
+from judge.summary_canary import Canaries
 
 _CONFIDENCE = 0.95
+C = TypeVar("C", bound=Comparison)
 _MAX_STRATUM_VALUES = 20
 
 
@@ -61,14 +64,22 @@ def analyse_run(
     pairwise = "score_a" in rows.columns
     by = _stratum(config.compare.strata, strata)
     try:
-        comparison = RunComparison.model_validate(
-            {"judge": judge, **_compare(rows, config, by, pairwise)}
+        comparison = _winner_first(
+            RunComparison.model_validate({"judge": judge, **_compare(rows, config, by, pairwise)})
         )
         # Read once: the calibration and the literature check use the same human labels.
         labels = None if human_path is None else load_table(human_path)
         judge_table, kind = _judge_labels(rows, strata)
         calibration = _calibration(judge_table, kind, labels, human_path, strata, config)
         same_family = _same_family(rows, config, by) if pairwise else None
+        canaries = canary_section(
+            summary.canary_setup,
+            rundir,
+            comparison,
+            threshold=config.canaries.threshold if config.canaries else 0.0,
+            confidence=_CONFIDENCE,
+            floor=None if pairwise else float(_score_scale(config)[0]),
+        )
         analysis = Analysis(
             comparison=comparison,
             win_rates=_win_rates(rows, config) if pairwise else None,
@@ -79,15 +90,8 @@ def analyse_run(
             calibration=calibration,
             literature=_literature(judge_table, labels, config),
             data=_data_overview(rundir, strata, comparison, summary),
-            decision=_decision(comparison, same_family, calibration),
-            canaries=canary_section(
-                summary.canary_setup,
-                rundir,
-                comparison,
-                threshold=config.canaries.threshold if config.canaries else 0.0,
-                confidence=_CONFIDENCE,
-                floor=None if pairwise else float(_score_scale(config)[0]),
-            ),
+            decision=_decision(comparison, same_family, calibration, canaries),
+            canaries=canaries,
         )
     except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:
         raise DataError(str(exc), path=str(rundir.path)) from None
@@ -148,6 +152,17 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
         ci=_CONFIDENCE,
     )
     return report.to_dict()
+
+
+def _winner_first(comparison: C) -> C:
+    """Every pair with the system ahead first: the report reads positive differences, never a
+    negative one to invert (the statistics computed each pair in name order)."""
+    return comparison.model_copy(
+        update={
+            "comparisons": [c.winner_first() for c in comparison.comparisons],
+            "by_stratum": [c.winner_first() for c in comparison.by_stratum],
+        }
+    )
 
 
 def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[WinRate]:
@@ -214,7 +229,7 @@ def _same_family(rows: pd.DataFrame, config: RunConfig, by: str | None) -> SameF
         systems=own,
         flagged_pairs=int(flagged.sum()),
         cross_family_pairs=len(cross),
-        cross_family_only=None if only is None else Comparison.model_validate(only),
+        cross_family_only=None if only is None else _winner_first(Comparison.model_validate(only)),
     )
 
 
@@ -400,7 +415,10 @@ def _items_needed(comparison: Comparison, pair: PairDiff, c: Neighbour) -> dict[
 
 
 def _decision(
-    comparison: Comparison, same_family: SameFamily | None, calibration: Calibration | None
+    comparison: RunComparison,
+    same_family: SameFamily | None,
+    calibration: Calibration | None,
+    canaries: Canaries | None,
 ) -> Decision:
     """What the comparison supports: the leader and the systems sharing its rank, and for each
     neighbouring pair of the ranking whether it is told apart and the items that would tell
@@ -416,10 +434,12 @@ def _decision(
         neighbours.append(RankedNeighbour(**c.model_dump(), **_items_needed(comparison, pair, c)))
     strata = list(dict.fromkeys(str(c.stratum) for c in comparison.by_stratum))
     gate = calibration.gate.verdict if calibration is not None else None
+    tied = [r.system for r in ranking[1:] if r.rank == ranking[0].rank]
     return Decision(
+        answer=answer(comparison, canaries, calibration, tied, neighbours),
         self_preference_check=_self_preference_check(same_family, calibration),
         leader=ranking[0].system if ranking else None,
-        leader_tied_with=[r.system for r in ranking[1:] if r.rank == ranking[0].rank],
+        leader_tied_with=tied,
         neighbours=neighbours,
         neighbours_by_stratum={
             stratum: [_oriented(comparison, n.upper, n.lower, stratum) for n in neighbours]
@@ -427,4 +447,5 @@ def _decision(
         },
         gate=gate or "not calibrated",
         trusted=gate == "trusted",
+        trust_reason=trust_reason(calibration),
     )

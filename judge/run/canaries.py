@@ -236,5 +236,7 @@ def _gate(rate: CanaryRate) -> GateOutcome:
         expression=f"canary {rate.canary} vs {rate.opponent} ({rate.judge}) <= {rate.limit:g}",
         passed=not rate.fooled,
         value=rate.win_rate,
+        ci_low=rate.ci_low,
+        ci_high=rate.ci_high,
         reason=f"{rate.judge} {verdict} by {rate.canary} against {rate.opponent}: {shown}",
     )

@@ -36,10 +36,10 @@ def answer(
     ranked = _ranked(comparison, leader_tied_with, neighbours)
     if failed:
         if len(failed) == 1:
-            shown = f"the gate {_gate(failed[0])} failed"
+            shown = f"the gate {failed[0].expression} failed ({_value(failed[0])})"
         else:
             shown = f"{len(failed)} of {counted(len(gates), 'gate')} failed: " + "; ".join(
-                _gate(g) for g in failed
+                f"{g.expression} ({_value(g)})" for g in failed
             )
         return Answer(outcome="no", text=f"No: {shown}.")
     if calibration is not None and calibration.gate.verdict == "untrusted":
@@ -59,13 +59,13 @@ def answer(
 _OUTCOME = {True: "Yes", False: "Not settled"}
 
 
-def _gate(g: GateOutcome) -> str:
+def _value(g: GateOutcome) -> str:
     if g.value is None:
-        return f"{g.expression} (value undefined)"
+        return "value undefined"
     shown = f"value {num(g.value)}"
     if g.ci_low is not None and g.ci_high is not None:
         shown += f", interval [{num(g.ci_low)}, {num(g.ci_high)}]"
-    return f"{g.expression} ({shown})"
+    return shown
 
 
 def _ranked(

@@ -117,9 +117,16 @@ _BEHAVIOUR = [
 
 
 def judge_bias(judges: Mapping[str, JudgeBehaviour]) -> bytes | None:
+    """`judge_bias_figure` as PNG."""
+    fig = judge_bias_figure(judges)
+    return None if fig is None else _png(fig)
+
+
+def judge_bias_figure(judges: Mapping[str, JudgeBehaviour]) -> Any:
     """One panel per metric, one bar per judge, a dashed line at the metric's own ideal:
     position consistency 1.0 (the same verdict in both orders), first-slot win rate 0.5 (no
-    position bias), longer answer wins 0.5 (no length preference)."""
+    position bias), longer answer wins 0.5 (no length preference). None without a judge
+    judged in both orders."""
     shown = {k: v for k, v in judges.items() if v.position_consistency is not None}
     if not shown:
         return None
@@ -141,7 +148,7 @@ def judge_bias(judges: Mapping[str, JudgeBehaviour]) -> bytes | None:
     axes[0][0].invert_yaxis()  # the first judge on top, as in the table (the axes share y)
     fig.suptitle("Judge behaviour", fontsize=10)
     fig.tight_layout()
-    return _png(fig)
+    return fig
 
 
 def strata_multiples(

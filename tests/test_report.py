@@ -1,9 +1,9 @@
 """The demo end to end (`judge run configs/demo.yaml`) and its one-page report (issue 6).
 
 One run of the real CLI on the bundled MT-Bench data (the session's `demo`, tests/conftest.py);
-the tests read what it wrote: the literature check, the report's numbers against summary.json, the blinding of every
-judge-visible artifact, the HTML's self-containment, and a headless-Chromium rendering with
-its first screen.
+the tests read what it wrote: the literature check, the report's numbers against summary.json,
+the blinding of every judge-visible artifact, the HTML's self-containment, and a
+headless-Chromium rendering with its first screen.
 """
 
 from __future__ import annotations

@@ -418,7 +418,7 @@ def _decision(
     comparison: RunComparison,
     same_family: SameFamily | None,
     calibration: Calibration | None,
-    canaries: Canaries | None,
+    canaries: Canaries | None = None,
 ) -> Decision:
     """What the comparison supports: the leader and the systems sharing its rank, and for each
     neighbouring pair of the ranking whether it is told apart and the items that would tell

@@ -236,7 +236,7 @@ def print_findings(summary: RunSummary) -> None:
             _console.print(f"gate failed: {gate.reason}")
     decision = analysis.decision
     if calibration is None:
-        _console.print(f"judge: {decision.gate.upper()} ({decision.trust_reason})", markup=False)
+        _console.print(f"judge: {decision.gate.upper()}: {decision.trust_reason}", markup=False)
     _console.print(f"answer: {decision.answer.text}", markup=False)
 
 

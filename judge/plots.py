@@ -143,7 +143,7 @@ def judge_bias_figure(judges: Mapping[str, JudgeBehaviour]) -> Any:
             ax.text((v or 0.0) + 0.02, y, "n/a" if v is None else f"{v:.2f}", va="center")
         ax.axvline(ideal, color="black", lw=1.0, ls="--")
         ax.set_xlim(0, 1.15)
-        ax.set_title(f"{title}\n(dashed: ideal {ideal:g})", fontsize=9)
+        ax.set_title(f"{title}\n(dashed: ideal {ideal:.1f})", fontsize=9)
     axes[0][0].set_yticks(ys, names)
     axes[0][0].invert_yaxis()  # the first judge on top, as in the table (the axes share y)
     fig.suptitle("Judge behaviour", fontsize=10)

@@ -100,6 +100,7 @@ addEventListener("load", function () {
   });
   var out = {
     viewport: [innerWidth, innerHeight],
+    page_height: document.documentElement.scrollHeight,
     question: one("#question"),
     answer: one("#answer"),
     trust: one("#trust .mark"),

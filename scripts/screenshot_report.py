@@ -13,6 +13,11 @@ classes). Headless Chromium has no layout query on the command line, so a copy o
 gets a probe script that measures each element with `getBoundingClientRect` once the page has
 loaded and writes the result into the DOM, which `--dump-dom` prints. The report itself has no
 script (its Content-Security-Policy forbids one); only the probed copy does.
+
+Positions are CSS pixels from the top of the page (nothing is scrolled). In `--dump-dom` mode
+Chromium's viewport is shorter than `--window-size` (measured: 1280x657 for 1280,800) while the
+`--screenshot` is the full 1280x800; the page's layout depends on its width only (no
+viewport-height units), so an element whose bottom is at most 800 is in the screenshot.
 """
 
 from __future__ import annotations

@@ -119,6 +119,8 @@ Traced = tuple[str, dict[str, Any], list[tuple[Any, str]]]
 """A report page, its summary, and the (value, text) ledger its formatters wrote."""
 
 _NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?%?")
+_QUOTE = re.compile(r"^(`{3,})text\n(.*?)\n\1$", re.S | re.M)
+"""A quoted text (`blocks.Quote`: a candidate's output, a judge's reasoning) in report.md."""
 
 
 def _leaves(obj: Any) -> list[Any]:
@@ -135,6 +137,10 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
     were given that are not summary values; numbers on the page no formatter wrote (or wrote
     a different number of times)."""
     leaves = _leaves(summary)
+    # Quoted texts must be the summary's own, verbatim; their digits are no numbers of ours.
+    strings = {v for v in leaves if isinstance(v, str)}
+    misquoted = [q for q in (m.group(2) for m in _QUOTE.finditer(report)) if q not in strings]
+    report = _QUOTE.sub(" ", report)
     known = {repr(v) for v in leaves if not isinstance(v, bool)}
     foreign = [value for value, _ in ledger if repr(value) not in known]
     # Text the summary holds verbatim with letters and digits in it (system names, hashes, gate
@@ -148,7 +154,7 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
         report = report.replace(text, " ")
     on_page = Counter(_NUMBER.findall(report))
     written = Counter(t for _, text in ledger for t in _NUMBER.findall(text))
-    return foreign + sorted((on_page - written) | (written - on_page))
+    return misquoted + foreign + sorted((on_page - written) | (written - on_page))
 
 
 def _traced(run_dir: Path) -> Traced:
@@ -186,6 +192,14 @@ def test_the_number_check_catches_a_changed_number(demo_traced: Traced, old: str
     assert old in report
     tampered = report.replace(old, new, 1)
     assert _page_problems(tampered, summary, ledger) != []
+
+
+def test_the_number_check_catches_a_changed_quote(demo_traced: Traced) -> None:
+    report, summary, ledger = demo_traced
+    quoted = _QUOTE.search(report)
+    assert quoted is not None  # the Audit section quotes questions, outputs and reasoning
+    changed = quoted.group(0).replace(quoted.group(2), quoted.group(2) + " 7")
+    assert _page_problems(report.replace(quoted.group(0), changed, 1), summary, ledger) != []
 
 
 def test_the_number_check_catches_a_value_not_in_the_summary(demo_traced: Traced) -> None:

@@ -24,7 +24,7 @@ from typing import Literal, NamedTuple
 from calibration.orders import combine_orders
 from judge.config import AggregateConfig
 from judge.store import StoredResult
-from judge.types import BlindedPair, BlindingKey
+from judge.types import PANEL, BlindedPair, BlindingKey
 
 Outcome = Literal["a", "b", "tie"]
 
@@ -317,7 +317,7 @@ def panel_judgments(judgments: list[PairJudgment], config: AggregateConfig) -> l
             PairJudgment(
                 item_id=first.item_id,
                 pair_id=pair_id,
-                judge="panel",
+                judge=PANEL,
                 system_a=first.system_a,
                 system_b=first.system_b,
                 winner=winner,
@@ -378,7 +378,7 @@ def aggregate_absolute(
                     item_id=members[0].item_id,
                     blind_id=blind_id,
                     system=members[0].system,
-                    judge="panel",
+                    judge=PANEL,
                     score=statistics.fmean(scored) if scored else None,
                     spread=(max(scored) - min(scored)) if scored else None,
                     judges=len(scored),

@@ -10,6 +10,7 @@ import pandas as pd
 from judge.aggregate import TEXT_FIELDS
 from judge.errors import DataError
 from judge.rundir import RunDir
+from judge.types import PANEL
 
 _MT_BENCH = Path(__file__).resolve().parent.parent / "data" / "mt_bench"
 _CHUNK_ROWS = 50_000
@@ -73,7 +74,7 @@ def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:
 def _one_judge(table: pd.DataFrame, judge: str | None, run_dir: Path) -> pd.DataFrame:
     """The rows of `judge`, else of the panel, else of the run's only judge."""
     judges = sorted(table["judge"].unique()) if "judge" in table else []
-    chosen = judge or ("panel" if "panel" in judges else judges[0] if len(judges) == 1 else None)
+    chosen = judge or (PANEL if PANEL in judges else judges[0] if len(judges) == 1 else None)
     if chosen is None or chosen not in judges:
         raise DataError(
             f"choose a judge with --judge-name; this run has: {', '.join(judges)}",

@@ -235,6 +235,60 @@ def test_html_is_self_contained(demo: Path) -> None:
     assert "<link" not in page and "<script" not in page
 
 
+# --------------------------------------------------------------------------- audit
+
+
+def test_demo_examples_lead_to_their_judgment_lines_and_stored_replies(demo: Path) -> None:
+    import sqlite3
+
+    summary = _summary(demo)
+    audit = summary["audit"]
+    rows = (demo / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+    pairs = [(n["upper"], n["lower"]) for n in summary["decision"]["neighbours"]]
+    assert [(e["upper"], e["lower"]) for e in audit["examples"]] == pairs
+    assert audit["judges"] == [{"judge": "recorded/gpt-4", "family": "openai", "inferred": False}]
+    with sqlite3.connect(demo / "store.sqlite") as db:
+        for shown in audit["examples"]:
+            assert [e["why"] for e in shown["examples"]] == ["upper", "lower", "disputed"]
+            for example in shown["examples"]:
+                row = json.loads(rows[example["line"] - 1])
+                assert (row["pair_id"], row["item_id"], row["winner"]) == (
+                    example["pair_id"],
+                    example["item_id"],
+                    example["winner"],
+                )
+                for order in example["judges"][0]["orders"]:
+                    side = order["order"].lower()
+                    assert order["request_id"] == row[f"request_{side}"]
+                    stored = db.execute(
+                        'SELECT q.pair_id, q."order", v.reasoning FROM judge_requests q'
+                        " JOIN verdicts v ON v.request_id = q.request_id WHERE q.request_id = ?",
+                        (order["request_id"],),
+                    ).fetchone()
+                    # The recording has no reasoning: the replayed replies say so.
+                    assert stored == (row["pair_id"], order["order"], "recorded verdict")
+                    assert order["reasoning"]["text"] == row[f"reasoning_{side}"] == stored[2]
+    # The largest disagreements: the experts' votes as the labels file holds them.
+    votes: dict[tuple[str, frozenset[str]], Counter[str]] = {}
+    for line in (MT_BENCH / "human_labels.jsonl").open(encoding="utf-8"):
+        label = json.loads(line)
+        key = (label["item_id"], frozenset((label["system_a"], label["system_b"])))
+        choice = label[f"system_{label['winner']}"] if label["winner"] != "tie" else "tie"
+        votes.setdefault(key, Counter())[choice] += 1
+    found = audit["disagreements"]
+    assert found["opposite"] >= len(found["shown"]) == 3
+    for d in found["shown"]:
+        systems = frozenset(c["system"] for c in d["example"]["candidates"])
+        counted = votes[(d["example"]["item_id"], systems)]
+        assert {v["choice"]: v["votes"] for v in d["votes"]} == dict(counted)
+        assert counted.most_common(1)[0][0] == d["human_winner"] != d["judge_winner"]
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    assert (
+        "\n## Audit\n" in report
+        and "| recorded/gpt-4 (recorded verdicts replayed) | openai |" in (report)
+    )
+
+
 # --------------------------------------------------------------------------- blinding
 
 

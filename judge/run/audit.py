@@ -42,14 +42,13 @@ from judge.summary_audit import (
     Why,
 )
 from judge.summary_gate import Estimate
-from judge.types import ChatMessage, Item
+from judge.types import PANEL, ChatMessage, Item
 
 EXCERPT_CHARS = 600
 """Texts on the page are cut near this many characters (at a word boundary)."""
 PER_PAIR = 3
 """Examples per neighbouring pair: one of each kind (`summary_audit.Why`) where there is one."""
 DISAGREEMENTS = 3
-PANEL = "panel"
 _OUTCOMES = ["a", "b", "tie"]
 _CONFIDENCE = 0.95
 

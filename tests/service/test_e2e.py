@@ -84,6 +84,9 @@ def test_run_through_http_matches_the_cli(db_url, live_server, reference) -> Non
         rows += body["items"]
         offset = body["next_offset"]
     assert sorted(rows, key=lambda r: (r["pair_id"], r["judge"])) == reference["judgments"]
+    # ...with the judge's own words in both orders, and the ids of the requests they answer.
+    assert all(r["reasoning_ab"] and r["reasoning_ba"] for r in rows)
+    assert all(r["request_ab"].startswith("sha256:") and r["request_ba"] for r in rows)
 
     # Filters select exactly the matching rows.
     ties = client.get(f"/v1/runs/{run['id']}/judgments", params={"winner": "tie", "limit": 1000})

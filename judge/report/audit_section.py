@@ -34,6 +34,15 @@ def audit_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
         blocks.append(Para(audit.examples_note))
     if audit.examples:
         blocks.append(Para(_intro(audit)))
+        replayed = [j.model for j in summary.run.judges if j.recorded]
+        if replayed:
+            blocks.append(
+                Para(
+                    f"{', '.join(replayed)} replays recorded verdicts: a recording of winners "
+                    'alone has no reasoning to replay, and its replies say only "recorded '
+                    'verdict".'
+                )
+            )
         for pair in audit.examples:
             blocks += _neighbour(pair)
     if audit.disagreements is not None:

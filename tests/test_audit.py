@@ -27,7 +27,7 @@ from judge.errors import DataError
 from judge.report import build_traced
 from judge.report.blocks import Quote, quote_fence, to_html, to_markdown
 from judge.run import run_pipeline
-from judge.run.audit import excerpt
+from judge.run.audit import excerpt, panel_agreement
 from judge.rundir import RunDir
 from judge.simulator import SimulatorConfig, running_simulator
 from judge.summary import RunSummary
@@ -182,6 +182,35 @@ def test_panel_alpha_equals_the_krippendorff_package(run: Path) -> None:
     assert panel["split"] == len(split) == sum(r["split"] for r in decided) > 0
     assert panel["panel_judgments"] == len(decided)
     assert all(r["winner"] == "tie" for r in decided if r["split"])
+
+
+def test_panel_alpha_of_scores_is_interval_alpha() -> None:
+    # Three judges scoring 40 responses 1-5, one response unscored by the third judge.
+    rng = np.random.default_rng(3)
+    truth = rng.integers(1, 6, 40)
+    scores = np.clip(truth + rng.integers(-1, 2, (3, 40)), 1, 5).astype(float)
+    scores[2, 7] = np.nan
+    judges = ["j1", "j2", "j3"]
+    rows = [
+        {"judge": judges[k], "blind_id": f"r{u:02d}", "score": scores[k, u]}
+        for k in range(3)
+        for u in range(40)
+        if not np.isnan(scores[k, u])
+    ]
+    rows += [
+        {"judge": "panel", "blind_id": f"r{u:02d}", "score": float(np.nanmean(scores[:, u]))}
+        for u in range(40)
+    ]
+    found = panel_agreement(pd.DataFrame(rows), False, resamples=200, seed=1)
+    assert found is not None and found.level == "interval" and found.split is None
+    # Reference: the `krippendorff` package, interval level, on the same judges x responses.
+    expected = krippendorff.alpha(reliability_data=scores, level_of_measurement="interval")
+    assert found.alpha.value == pytest.approx(expected, abs=1e-12)
+    assert (found.units, found.panel_judgments) == (40, 40)
+    same = [u for u in range(40) if len(set(scores[:, u][~np.isnan(scores[:, u])])) == 1]
+    assert found.unanimous == len(same) > 0
+    one = pd.DataFrame([r for r in rows if r["judge"] in ("j1", "panel")])
+    assert panel_agreement(one, False, resamples=200, seed=1) is None  # one judge: no panel
 
 
 # --------------------------------------------------------------------------- examples

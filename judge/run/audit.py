@@ -77,7 +77,9 @@ def audit_section(
     ]
     table = table.assign(line=np.arange(1, len(table) + 1))
     pairwise = "system_a" in table.columns
-    panel = _panel_agreement(table, pairwise, config)
+    panel = panel_agreement(
+        table, pairwise, resamples=config.calibration.resamples, seed=config.calibration.seed
+    )
     note = None
     if table.empty:
         note = "No judgments yet."
@@ -277,8 +279,8 @@ def _disagreements(
     return int(eligible.sum()), int(opposite.sum()), shown
 
 
-def _panel_agreement(
-    table: pd.DataFrame, pairwise: bool, config: RunConfig
+def panel_agreement(
+    table: pd.DataFrame, pairwise: bool, *, resamples: int, seed: int
 ) -> PanelAgreement | None:
     """Krippendorff's alpha among the judges (nominal a/b/tie per pair, or interval scores per
     response, as the calibration against humans measures them), and how often the panel's
@@ -296,8 +298,8 @@ def _panel_agreement(
         grid.to_numpy(dtype=object).T,
         "nominal" if pairwise else "interval",
         value_domain=_OUTCOMES if pairwise else None,
-        resamples=config.calibration.resamples,
-        seed=config.calibration.seed,
+        resamples=resamples,
+        seed=seed,
         confidence=_CONFIDENCE,
     )
     panel = table[table["judge"] == PANEL]

@@ -29,7 +29,6 @@ from judge.summary_audit import (
 def audit_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     audit = analysis.audit
     blocks: list[Block] = [Heading("Audit")]
-    blocks += _panel(audit.panel)
     if audit.examples_note is not None:
         blocks.append(Para(audit.examples_note))
     if audit.examples:
@@ -47,6 +46,7 @@ def audit_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
             blocks += _neighbour(pair)
     if audit.disagreements is not None:
         blocks += _disagreements(audit.disagreements)
+    blocks += _panel(audit.panel)
     return blocks
 
 

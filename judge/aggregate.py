@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from typing import Literal, NamedTuple
 
 from calibration.orders import combine_orders
@@ -492,4 +492,6 @@ def flagged_lose_scores(
 
 
 def as_rows(judgments: Iterable[PairJudgment | ScoreJudgment]) -> list[dict]:
-    return [asdict(j) for j in judgments]
+    # A shallow copy of each record's fields, in field order: `asdict` would deep-copy every
+    # value (the texts included) for rows that are written and dropped.
+    return [dict(vars(j)) for j in judgments]

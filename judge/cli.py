@@ -312,6 +312,26 @@ def report(
         raise typer.Exit(finished.exit_code)  # a `compare.gates` check failed (printed above)
 
 
+@app.command()
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory with judgments.")],
+    item_id: Annotated[str, typer.Argument(help="The item, as in judgments.jsonl.")],
+    system: Annotated[
+        list[str] | None,
+        typer.Option(help="Only pairs holding this system (repeatable: both of a pair)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the trail as JSON.")] = False,
+) -> None:
+    """One item's audit trail: the question, each system's response as the judge saw it, every
+    judgment with its line in judgments.jsonl, and each request's id, reply and verdict as
+    store.sqlite holds them. Reads only."""
+    from judge.rundir import RunDir
+    from judge.trail import item_trail, render_trail
+
+    trail = item_trail(RunDir(run_dir), item_id, system)
+    typer.echo(trail.model_dump_json(indent=2) if as_json else render_trail(trail))
+
+
 @app.command(
     help="Run the local judge simulator (OpenAI- and Anthropic-compatible) until Ctrl-C.\n\n"
     "It judges with planted, controllable behaviour (biases, noise, latency, faults; the knobs: "

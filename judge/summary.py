@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
+from judge.summary_audit import Audit
 from judge.summary_canary import Canaries, CanarySetup
 from judge.summary_decision import Answer as Answer
 from judge.summary_decision import DataOverview, Decision
@@ -413,6 +414,7 @@ class Analysis(SummaryModel):
     literature: Literature | None
     data: DataOverview
     decision: Decision
+    audit: Audit
     canaries: Canaries | None = None
     """None for runs without `canaries:` (and runs analysed before canaries existed)."""
 

@@ -119,6 +119,8 @@ Traced = tuple[str, dict[str, Any], list[tuple[Any, str]]]
 """A report page, its summary, and the (value, text) ledger its formatters wrote."""
 
 _NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?%?")
+_QUOTE = re.compile(r"^(`{3,})text\n(.*?)\n\1$", re.S | re.M)
+"""A quoted text (`blocks.Quote`: a candidate's output, a judge's reasoning) in report.md."""
 
 
 def _leaves(obj: Any) -> list[Any]:
@@ -135,6 +137,10 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
     were given that are not summary values; numbers on the page no formatter wrote (or wrote
     a different number of times)."""
     leaves = _leaves(summary)
+    # Quoted texts must be the summary's own, verbatim; their digits are no numbers of ours.
+    strings = {v for v in leaves if isinstance(v, str)}
+    misquoted = [q for q in (m.group(2) for m in _QUOTE.finditer(report)) if q not in strings]
+    report = _QUOTE.sub(" ", report)
     known = {repr(v) for v in leaves if not isinstance(v, bool)}
     foreign = [value for value, _ in ledger if repr(value) not in known]
     # Text the summary holds verbatim with letters and digits in it (system names, hashes, gate
@@ -148,7 +154,7 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
         report = report.replace(text, " ")
     on_page = Counter(_NUMBER.findall(report))
     written = Counter(t for _, text in ledger for t in _NUMBER.findall(text))
-    return foreign + sorted((on_page - written) | (written - on_page))
+    return misquoted + foreign + sorted((on_page - written) | (written - on_page))
 
 
 def _traced(run_dir: Path) -> Traced:
@@ -190,6 +196,14 @@ def test_the_number_check_catches_a_changed_number(demo_traced: Traced, old: str
     assert _page_problems(tampered, summary, ledger) != []
 
 
+def test_the_number_check_catches_a_changed_quote(demo_traced: Traced) -> None:
+    report, summary, ledger = demo_traced
+    quoted = _QUOTE.search(report)
+    assert quoted is not None  # the Audit section quotes questions, outputs and reasoning
+    changed = quoted.group(0).replace(quoted.group(2), quoted.group(2) + " 7")
+    assert _page_problems(report.replace(quoted.group(0), changed, 1), summary, ledger) != []
+
+
 def test_the_number_check_catches_a_value_not_in_the_summary(demo_traced: Traced) -> None:
     report, summary, ledger = demo_traced
     assert _page_problems(report, summary, [*ledger, (0.123456, "0.123")]) != []
@@ -221,6 +235,60 @@ def test_html_is_self_contained(demo: Path) -> None:
     # Nothing fetched from anywhere: no external URL in any attribute.
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     assert "<link" not in page and "<script" not in page
+
+
+# --------------------------------------------------------------------------- audit
+
+
+def test_demo_examples_lead_to_their_judgment_lines_and_stored_replies(demo: Path) -> None:
+    import sqlite3
+
+    summary = _summary(demo)
+    audit = summary["audit"]
+    rows = (demo / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+    pairs = [(n["upper"], n["lower"]) for n in summary["decision"]["neighbours"]]
+    assert [(e["upper"], e["lower"]) for e in audit["examples"]] == pairs
+    assert audit["judges"] == [{"judge": "recorded/gpt-4", "family": "openai", "inferred": False}]
+    with sqlite3.connect(demo / "store.sqlite") as db:
+        for shown in audit["examples"]:
+            assert [e["why"] for e in shown["examples"]] == ["upper", "lower", "disputed"]
+            for example in shown["examples"]:
+                row = json.loads(rows[example["line"] - 1])
+                assert (row["pair_id"], row["item_id"], row["winner"]) == (
+                    example["pair_id"],
+                    example["item_id"],
+                    example["winner"],
+                )
+                for order in example["judges"][0]["orders"]:
+                    side = order["order"].lower()
+                    assert order["request_id"] == row[f"request_{side}"]
+                    stored = db.execute(
+                        'SELECT q.pair_id, q."order", v.reasoning FROM judge_requests q'
+                        " JOIN verdicts v ON v.request_id = q.request_id WHERE q.request_id = ?",
+                        (order["request_id"],),
+                    ).fetchone()
+                    # The recording has no reasoning: the replayed replies say so.
+                    assert stored == (row["pair_id"], order["order"], "recorded verdict")
+                    assert order["reasoning"]["text"] == row[f"reasoning_{side}"] == stored[2]
+    # The largest disagreements: the experts' votes as the labels file holds them.
+    votes: dict[tuple[str, frozenset[str]], Counter[str]] = {}
+    for line in (MT_BENCH / "human_labels.jsonl").open(encoding="utf-8"):
+        label = json.loads(line)
+        key = (label["item_id"], frozenset((label["system_a"], label["system_b"])))
+        choice = label[f"system_{label['winner']}"] if label["winner"] != "tie" else "tie"
+        votes.setdefault(key, Counter())[choice] += 1
+    found = audit["disagreements"]
+    assert found["opposite"] >= len(found["shown"]) == 3
+    for d in found["shown"]:
+        systems = frozenset(c["system"] for c in d["example"]["candidates"])
+        counted = votes[(d["example"]["item_id"], systems)]
+        assert {v["choice"]: v["votes"] for v in d["votes"]} == dict(counted)
+        assert counted.most_common(1)[0][0] == d["human_winner"] != d["judge_winner"]
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    assert (
+        "\n## Audit\n" in report
+        and "| recorded/gpt-4 (recorded verdicts replayed) | openai |" in (report)
+    )
 
 
 # --------------------------------------------------------------------------- blinding

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import html
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -80,7 +81,22 @@ class Details:
     id: str
 
 
-Block = Heading | Para | Bullets | Table | Figure | Callout | Details
+@dataclass(frozen=True)
+class Quote:
+    """Text nobody vetted (a candidate's output, a judge's reasoning), shown verbatim and
+    inert: in Markdown a fenced block whose fence is longer than any backtick run in the text
+    (so the text cannot close it), in HTML an escaped, bidi-isolated <pre>."""
+
+    text: str
+
+
+Block = Heading | Para | Bullets | Table | Figure | Callout | Details | Quote
+
+
+def quote_fence(text: str) -> str:
+    """The Markdown fence of a `Quote` of `text`."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
 
 
 def _md_cell(text: str) -> str:
@@ -118,6 +134,9 @@ def to_markdown(blocks: list[Block]) -> str:
         elif isinstance(block, Details):
             out.append(f"## {block.heading}\n")
             out.append(to_markdown(block.blocks).rstrip("\n") + "\n")
+        elif isinstance(block, Quote):
+            fence = quote_fence(block.text)
+            out.append(f"{fence}text\n{block.text}\n{fence}\n")
         else:
             out.append(f"![{block.alt}]({figure_link(block.name)})\n")
     return "\n".join(out)
@@ -145,6 +164,10 @@ letter-spacing:.03em;white-space:nowrap;background:#555}
 #question{font-size:15px}
 details>summary{cursor:pointer;margin-top:18px}details>summary h2{display:inline;border:0}
 details>summary .hint{color:#555;margin-left:6px}
+h4{font-size:13.5px;margin:14px 0 4px}
+pre.quote{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate;max-height:18em;
+overflow:auto;margin:2px 0 8px;padding:4px 8px;background:#f6f6f6;border-left:3px solid #bbb;
+font:12px/1.4 ui-monospace,Menlo,Consolas,monospace}
 """.strip()
 
 
@@ -190,6 +213,9 @@ def _html_blocks(blocks: list[Block]) -> list[str]:
             )
             out += _html_blocks(block.blocks)
             out.append("</details>")
+        elif isinstance(block, Quote):
+            # The parser drops a newline right after <pre>: this one, not the text's own.
+            out.append(f'<pre class="quote">\n{esc(block.text)}</pre>')
         else:
             data = base64.b64encode(block.png).decode("ascii")
             out.append(f'<img alt="{esc(block.alt)}" src="data:image/png;base64,{data}">')

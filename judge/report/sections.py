@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from judge import plots
+from judge.report.audit_section import audit_section, family_cell
 from judge.report.blocks import Block, Bullets, Details, Figure, Heading, Para, Table
 from judge.report.canary_section import canary_section
 from judge.report.decision import decision_section
@@ -47,6 +48,7 @@ def build(summary: RunSummary) -> list[Block]:
     blocks += _data(summary, analysis)
     blocks += _results(summary, analysis)
     blocks += judge_section(summary, analysis)
+    blocks += audit_section(summary, analysis)
     blocks += canary_section(summary, analysis)
     # Provenance last, and collapsed in HTML: it is for reproducing the run, not deciding.
     blocks += _setup(summary, analysis)
@@ -65,7 +67,7 @@ def _setup(summary: RunSummary, analysis: Analysis) -> list[Block]:
     judges = [
         [
             j.model + (" (recorded verdicts replayed)" if j.recorded else ""),
-            j.family or "inferred",
+            family_cell(analysis, j.model),
             ", ".join(f"{k}={_param(v)}" for k, v in sorted(j.params.items()))
             or "provider defaults",
             j.transport,

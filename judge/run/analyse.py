@@ -8,7 +8,7 @@ intervals), `same_family` (what the verdicts of a judge on its own family's syst
 `calibration` (agreement with intervals, human ceiling, gate, corrected estimates), `literature`
 (the judge's published verdicts: agreement on every labelled key, and whether this run
 reproduces them), `data` and `decision` (what the data supports and how many items would change
-it)."""
+it), `audit` (verdicts to inspect: `judge.run.audit`)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ import pandas as pd
 
 from judge.config import RunConfig
 from judge.errors import DataError
-from judge.labels import load_table, run_judgments
+from judge.labels import judgment_table, load_table, run_judgments
 from judge.run.answer import answer, trust_reason
+from judge.run.audit import audit_section
 from judge.run.canaries import canary_section
 from judge.rundir import RunDir
 from judge.summary import (
@@ -59,7 +60,8 @@ def analyse_run(
     from calibration.labels import LabelError
 
     human_path = human or config.calibration.human
-    rows, strata = run_judgments(rundir)
+    table = judgment_table(rundir)
+    rows, strata = run_judgments(rundir, table=table)
     judge = str(rows["judge"].iloc[0]) if len(rows) else None
     pairwise = "score_a" in rows.columns
     by = _stratum(config.compare.strata, strata)
@@ -80,6 +82,7 @@ def analyse_run(
             confidence=_CONFIDENCE,
             floor=None if pairwise else float(_score_scale(config)[0]),
         )
+        decision = _decision(comparison, same_family, calibration, canaries)
         analysis = Analysis(
             comparison=comparison,
             win_rates=_win_rates(rows, config) if pairwise else None,
@@ -90,7 +93,8 @@ def analyse_run(
             calibration=calibration,
             literature=_literature(judge_table, labels, config),
             data=_data_overview(rundir, strata, comparison, summary),
-            decision=_decision(comparison, same_family, calibration, canaries),
+            decision=decision,
+            audit=audit_section(config, rundir, table, comparison, decision, labels),
             canaries=canaries,
         )
     except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:

@@ -90,7 +90,10 @@ class RunList(BaseModel):
 
 class JudgmentsPage(BaseModel):
     items: list[dict[str, Any]]
-    """Rows of `judgments.jsonl` (one unblinded judgment per pair and judge)."""
+    """Rows of `judgments.jsonl` (one unblinded judgment per pair and judge): winners, both
+    orders' verdicts, request ids (`request_ab`, `request_ba`) and the judge's reasoning
+    (`reasoning_ab`, `reasoning_ba`), or why an order has none (`failure_ab`) and the reply it
+    could not parse (`reply_ab`)."""
     total: int
     """Rows matching the filters."""
     limit: int

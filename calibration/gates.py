@@ -349,15 +349,24 @@ class GateResult:
     passed: bool
     value: float | None  # left-hand value of the comparison that decided the outcome
     reason: str  # one line
+    ci_low: float | None = None
+    ci_high: float | None = None
+    """The interval of the statistic `value` comes from (for `ci_low(diff(a, b))`, the interval
+    of `diff(a, b)`); None when the left-hand side is a number."""
 
     def to_dict(self) -> dict[str, Any]:
-        value = self.value if self.value is None or math.isfinite(self.value) else None
         return {
             "expression": self.expression,
             "passed": self.passed,
-            "value": value,
+            "value": _finite(self.value),
+            "ci_low": _finite(self.ci_low),
+            "ci_high": _finite(self.ci_high),
             "reason": self.reason,
         }
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is None or math.isfinite(x) else None
 
 
 def _fmt(x: float) -> str:
@@ -378,14 +387,14 @@ class _GateRun:
                 f"gate {self.gate.expression!r}: {node} at column {node.pos + 1}: {msg}"
             ) from exc
 
-    def operand(self, node: Operand) -> tuple[float, str]:
-        """Value and a description for the reason line."""
+    def operand(self, node: Operand) -> _Value:
+        """Value, a description for the reason line, and the statistic's interval."""
         if isinstance(node, Number):
-            return node.value, str(node)
+            return _Value(node.value, str(node), None)
         if isinstance(node, Stat):
             s = self.stat(node)
             ci = f"{round(s.ci * 100):g}% CI {_fmt(s.ci_low)} to {_fmt(s.ci_high)}"
-            return s.value, f"{node} = {_fmt(s.value)} ({ci})"
+            return _Value(s.value, f"{node} = {_fmt(s.value)} ({ci})", (s.ci_low, s.ci_high))
         s = self.stat(node.stat)
         value = {"ci_low": s.ci_low, "ci_high": s.ci_high, "p_value": s.p_value}[node.name]
         if value is None:
@@ -393,21 +402,23 @@ class _GateRun:
                 f"gate {self.gate.expression!r}: {node.stat} has no p-value "
                 f"(column {node.pos + 1}); gate on its interval instead"
             )
-        return value, f"{node} = {_fmt(value)} (estimate {_fmt(s.value)})"
+        text = f"{node} = {_fmt(value)} (estimate {_fmt(s.value)})"
+        return _Value(value, text, (s.ci_low, s.ci_high))
 
-    def run(self, node: Node) -> tuple[bool, list[str], float | None]:
+    def run(self, node: Node) -> tuple[bool, list[str], _Value | None]:
+        """Outcome, reason lines, and the left-hand value of the comparison that decided."""
         if isinstance(node, Compare):
-            lv, ltext = self.operand(node.left)
-            rv, rtext = self.operand(node.right)
+            left = self.operand(node.left)
+            right = self.operand(node.right)
             # NaN compares False under every operator, so an undefined statistic fails.
-            ok = bool(_OPS[node.op](lv, rv))
-            return ok, [f"{ltext} {'' if ok else 'is not '}{node.op} {rtext}"], lv
+            ok = bool(_OPS[node.op](left.value, right.value))
+            return ok, [f"{left.text} {'' if ok else 'is not '}{node.op} {right.text}"], left
         if isinstance(node, Not):
             ok, texts, value = self.run(node.inner)
             return not ok, [f"not ({'; '.join(texts)})"], value
         want = isinstance(node, Or)  # Or stops at the first True, And at the first False
         texts: list[str] = []
-        first: float | None = None
+        first: _Value | None = None
         for part in node.parts:
             ok, t, value = self.run(part)
             if ok == want:
@@ -417,8 +428,17 @@ class _GateRun:
         return not want, texts, first
 
 
+@dataclass(frozen=True)
+class _Value:
+    value: float
+    text: str
+    interval: tuple[float, float] | None
+
+
 def evaluate_gate(gate: Gate | str, context: GateContext) -> GateResult:
     """Evaluate one gate; the reason names the deciding statistics with their intervals."""
     g = parse_gate(gate) if isinstance(gate, str) else gate
-    ok, texts, value = _GateRun(g, context).run(g.root)
-    return GateResult(g.expression, ok, value, "; ".join(texts))
+    ok, texts, left = _GateRun(g, context).run(g.root)
+    low, high = (None, None) if left is None or left.interval is None else left.interval
+    value = None if left is None else left.value
+    return GateResult(g.expression, ok, value, "; ".join(texts), low, high)

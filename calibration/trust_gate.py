@@ -103,7 +103,7 @@ class GateThresholds(BaseModel):
 
     ceiling_margin: float = Field(0.1, ge=0.0, le=1.0)
     """Non-inferiority margin: how far the judge's leave-one-human-out alpha may fall below the
-    humans' own alpha (see the module docstring for the default)."""
+    humans' own alpha (why 0.1: the docstring of `calibration/trust_gate.py`)."""
     annotator_margin: float = Field(EPSILON, ge=0.0, le=1.0)
     """Epsilon of the alternative annotator test (Calderon et al. 2025: 0.2 for experts, 0.15
     for skilled annotators, 0.1 for crowd workers; the default is the strictest)."""

@@ -7,6 +7,10 @@ the order and the blinding key. The two orders combine by `calibration.orders.co
 winner; they disagree -> the pair is `inconsistent` (a tie by default, or dropped, per config);
 one order failed to parse -> the other stands alone, flagged. Several judges -> majority, ties
 on a split.
+
+Every row also carries what an audit needs to go back to the store: per order the request id,
+the judge's reasoning (a verdict) or why there is none and the reply as received (a parse
+failure). Those strings are the ones the store results already hold, referenced, not copied.
 """
 
 from __future__ import annotations
@@ -14,13 +18,13 @@ from __future__ import annotations
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field, replace
-from typing import Literal
+from dataclasses import dataclass, field, replace
+from typing import Literal, NamedTuple
 
 from calibration.orders import combine_orders
 from judge.config import AggregateConfig
 from judge.store import StoredResult
-from judge.types import BlindedPair, BlindingKey
+from judge.types import PANEL, BlindedPair, BlindingKey
 
 Outcome = Literal["a", "b", "tie"]
 
@@ -53,6 +57,23 @@ class PairJudgment:
     whatever the judge said; None when the judge's verdict stands."""
     judged_winner: str | None = None
     """When `lost_by_flag` is set: the winner the judge gave (system, `tie`, or None)."""
+    split: bool | None = None
+    """Panel rows: the judges' winners had no majority, so the panel's tie is a split, not a
+    verdict. None on a judge's own rows."""
+    request_ab: str | None = None
+    """The AB-order request's id: its row in store.sqlite's `judge_requests`, and its reply's
+    in `judge_responses` and `verdicts`. None on panel rows and for an order not planned."""
+    request_ba: str | None = None
+    reasoning_ab: str | None = None
+    """The reasoning the judge gave with its AB-order verdict; None without a verdict."""
+    reasoning_ba: str | None = None
+    failure_ab: str | None = None
+    """Why the AB order has no verdict: `parse failure: <reason>` or `error: <message>`."""
+    failure_ba: str | None = None
+    reply_ab: str | None = None
+    """The AB-order reply as received, when it could not be parsed (else None: a verdict's
+    reply is in the store)."""
+    reply_ba: str | None = None
 
 
 @dataclass
@@ -72,6 +93,58 @@ class ScoreJudgment:
     lose`), whatever the judge said."""
     judged_score: float | None = None
     """When `lost_by_flag`: the score the judge gave."""
+    request_id: str | None = None
+    """The request's id in store.sqlite (`judge_requests`, `judge_responses`, `verdicts`);
+    None on panel rows."""
+    reasoning: str | None = None
+    """The reasoning the judge gave with its score; None without a verdict."""
+    failure: str | None = None
+    """Why there is no score: `parse failure: <reason>` or `error: <message>`."""
+    reply: str | None = None
+    """The reply as received, when it could not be parsed."""
+
+
+TEXT_FIELDS = frozenset(
+    {
+        "reasoning",
+        "reasoning_ab",
+        "reasoning_ba",
+        "failure",
+        "failure_ab",
+        "failure_ba",
+        "reply",
+        "reply_ab",
+        "reply_ba",
+    }
+)
+"""Columns of the judgments files that hold judge text: the analysis never needs them, so
+readers that load a whole table leave them out (`judge.labels.load_table(drop=...)`)."""
+
+
+class _Said(NamedTuple):
+    """What one request left for its judgment row (see the module docstring)."""
+
+    request_id: str | None
+    reasoning: str | None = None
+    failure: str | None = None
+    reply: str | None = None
+
+
+_UNPLANNED = _Said(None)
+"""An order with no request (a run with `orders: AB`)."""
+
+
+def _said(result: StoredResult) -> _Said:
+    request_id = result.request.request_id
+    if result.verdict is not None:
+        return _Said(request_id, reasoning=result.verdict.reasoning)
+    response = result.response
+    if response is None:  # pending: nothing said yet
+        return _Said(request_id)
+    if response.error is not None:
+        return _Said(request_id, failure=f"error: {response.error}")
+    reason = result.failure.reason if result.failure is not None else "no verdict stored"
+    return _Said(request_id, failure=f"parse failure: {reason}", reply=response.text)
 
 
 @dataclass
@@ -113,6 +186,7 @@ def aggregate_pairwise(
     stats: dict[str, JudgeStats] = {}
     latencies: dict[str, list[float]] = defaultdict(list)
     first_slot: Counter[tuple[str, str]] = Counter()
+    said: dict[tuple[str, str], dict[str, _Said]] = defaultdict(dict)
     for result in results:
         request = result.request
         judge = request.judge
@@ -122,6 +196,7 @@ def aggregate_pairwise(
             continue
         k = (request.pair_id, judge)
         same_family[k] = request.same_family
+        said[k][request.order] = _said(result)
         if result.verdict is None or result.verdict.label is None:
             failures[k] += 1
             continue
@@ -141,19 +216,18 @@ def aggregate_pairwise(
     ]:
         pair = pair_by_id[pair_id]
         system_a, system_b = key.pairs[pair_id]
-        judgments.append(
-            _combine(
-                pair,
-                judge,
-                system_a,
-                system_b,
-                orders.get("AB"),
-                orders.get("BA"),
-                config,
-                same_family.get((pair_id, judge), False),
-                failures[(pair_id, judge)],
-            )
+        judgment = _combine(
+            pair,
+            judge,
+            system_a,
+            system_b,
+            orders.get("AB"),
+            orders.get("BA"),
+            config,
+            same_family.get((pair_id, judge), False),
+            failures[(pair_id, judge)],
         )
+        judgments.append(_with_said(judgment, said[(pair_id, judge)]))
     for judge, st in stats.items():
         mine = [j for j in judgments if j.judge == judge]
         both = [j for j in mine if j.consistent is not None]
@@ -204,6 +278,32 @@ def _combine(
     )
 
 
+def _with_said(judgment: PairJudgment, said: dict[str, _Said]) -> PairJudgment:
+    ab, ba = said.get("AB", _UNPLANNED), said.get("BA", _UNPLANNED)
+    return replace(
+        judgment,
+        request_ab=ab.request_id,
+        request_ba=ba.request_id,
+        reasoning_ab=ab.reasoning,
+        reasoning_ba=ba.reasoning,
+        failure_ab=ab.failure,
+        failure_ba=ba.failure,
+        reply_ab=ab.reply,
+        reply_ba=ba.reply,
+    )
+
+
+def majority(winners: Iterable[str]) -> tuple[str | None, bool]:
+    """The panel's rule: (the winner most judges gave, or `tie` when the top is shared; None
+    without a winner) and whether the top was shared (a split)."""
+    votes = Counter(winners)
+    if not votes:
+        return None, False
+    (top, n), *rest = votes.most_common()
+    split = bool(rest) and rest[0][1] == n
+    return ("tie" if split else top), split
+
+
 def panel_judgments(judgments: list[PairJudgment], config: AggregateConfig) -> list[PairJudgment]:
     """Majority of the judges' winners per pair; a split is a tie."""
     by_pair: dict[str, list[PairJudgment]] = defaultdict(list)
@@ -211,17 +311,13 @@ def panel_judgments(judgments: list[PairJudgment], config: AggregateConfig) -> l
         by_pair[j.pair_id].append(j)
     panel = []
     for pair_id, members in sorted(by_pair.items()):
-        votes = Counter(j.winner for j in members if j.winner is not None)
+        winner, split = majority(j.winner for j in members if j.winner is not None)
         first = members[0]
-        winner: str | None = None
-        if votes:
-            (top, n), *rest = votes.most_common()
-            winner = top if not rest or rest[0][1] < n else "tie"
         panel.append(
             PairJudgment(
                 item_id=first.item_id,
                 pair_id=pair_id,
-                judge="panel",
+                judge=PANEL,
                 system_a=first.system_a,
                 system_b=first.system_b,
                 winner=winner,
@@ -233,6 +329,7 @@ def panel_judgments(judgments: list[PairJudgment], config: AggregateConfig) -> l
                 orders=sum(j.orders for j in members),
                 same_family=any(j.same_family for j in members),
                 failures=sum(j.failures for j in members),
+                split=split,
             )
         )
     return panel
@@ -251,6 +348,7 @@ def aggregate_absolute(
         if request.blind_id is None:
             continue
         verdict = result.verdict
+        said = _said(result)
         rows.append(
             ScoreJudgment(
                 item_id=request.item_id,
@@ -260,6 +358,10 @@ def aggregate_absolute(
                 score=verdict.score if verdict is not None else None,
                 scores=dict(verdict.scores) if verdict is not None else {},
                 same_family=request.same_family,
+                request_id=said.request_id,
+                reasoning=said.reasoning,
+                failure=said.failure,
+                reply=said.reply,
             )
         )
     for judge, st in stats.items():
@@ -276,7 +378,7 @@ def aggregate_absolute(
                     item_id=members[0].item_id,
                     blind_id=blind_id,
                     system=members[0].system,
-                    judge="panel",
+                    judge=PANEL,
                     score=statistics.fmean(scored) if scored else None,
                     spread=(max(scored) - min(scored)) if scored else None,
                     judges=len(scored),
@@ -390,4 +492,6 @@ def flagged_lose_scores(
 
 
 def as_rows(judgments: Iterable[PairJudgment | ScoreJudgment]) -> list[dict]:
-    return [asdict(j) for j in judgments]
+    # A shallow copy of each record's fields, in field order: `asdict` would deep-copy every
+    # value (the texts included) for rows that are written and dropped.
+    return [dict(vars(j)) for j in judgments]

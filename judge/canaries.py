@@ -162,6 +162,10 @@ def plan_canaries(
                     )
                 )
                 plan.pairs.append((item_id, name, system))
+    # A system whose every answer is empty or flagged has no padded copy to report.
+    made = {r.system for r in plan.responses}
+    plan.kinds = {name: kind for name, kind in plan.kinds.items() if name in made}
+    plan.sources = {name: source for name, source in plan.sources.items() if name in made}
     return plan
 
 

@@ -17,6 +17,7 @@ import typer
 from judge.errors import ConfigError, JudgeError
 from judge.limits import MAX_RESAMPLES
 from judge.simulator import DEFAULT_PORT as SIMULATOR_PORT
+from judge.simulator.quality_model import QUALITY_MODEL
 
 if TYPE_CHECKING:
     from judge.rundir import RunDir
@@ -409,6 +410,30 @@ def report(
 
 
 @app.command()
+def show(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory with judgments.")],
+    item_id: Annotated[str, typer.Argument(help="The item, as in judgments.jsonl.")],
+    system: Annotated[
+        list[str] | None,
+        typer.Option(help="Only pairs holding this system (repeatable: both of a pair)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the trail as JSON.")] = False,
+) -> None:
+    """One item's audit trail: the question, each system's response as the judge saw it, every
+    judgment with its line in judgments.jsonl, and each request's id, reply and verdict as
+    store.sqlite holds them. Reads only."""
+    from judge.rundir import RunDir
+    from judge.trail import item_trail, render_trail
+
+    trail = item_trail(RunDir(run_dir), item_id, system)
+    typer.echo(trail.model_dump_json(indent=2) if as_json else render_trail(trail))
+
+
+@app.command(
+    help="Run the local judge simulator (OpenAI- and Anthropic-compatible) until Ctrl-C.\n\n"
+    "It judges with planted, controllable behaviour (biases, noise, latency, faults; the knobs: "
+    "docs/config.md, section simulator); GET /_stats counts what it served.\n\n" + QUALITY_MODEL
+)
 def simulate(
     port: Annotated[
         int, typer.Option(help="Port (0 = any free port; `judge serve` defaults to 8000).")
@@ -419,11 +444,6 @@ def simulate(
     ] = None,
     seed: Annotated[int | None, typer.Option(help="Seed for every draw.")] = None,
 ) -> None:
-    """Run the local judge simulator (OpenAI- and Anthropic-compatible) until Ctrl-C.
-
-    It judges with planted, controllable biases, latency and faults; GET /_stats counts what
-    it served.
-    """
     from pydantic import ValidationError
 
     from judge.config import format_validation_error
@@ -438,7 +458,9 @@ def simulate(
     try:
         cfg = SimulatorConfig.model_validate(knobs)
     except ValidationError as exc:
-        raise ConfigError(f"{config or 'simulator'}: {format_validation_error(exc)}") from None
+        raise ConfigError(
+            f"{config or 'simulator'}: {format_validation_error(exc, SimulatorConfig)}"
+        ) from None
     run(cfg, host=host, port=port)
 
 
@@ -469,6 +491,11 @@ from judge.service.cli import serve, tokens_app  # noqa: E402
 
 app.command("serve")(serve)
 app.add_typer(tokens_app, name="tokens")
+
+# `judge config schema` (judge/config_cli.py, which imports only typer at module level).
+from judge.config_cli import config_app  # noqa: E402
+
+app.add_typer(config_app, name="config")
 
 
 def main() -> None:

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from calibration.trust_gate import GateThresholds
+from judge.config_keys import unknown_key
 from judge.errors import ConfigError
 from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
 from judge.simulator.config import SimulatorConfig
@@ -27,10 +28,14 @@ from judge.yamlfile import read_yaml_mapping
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Attribute docstrings become field descriptions: the JSON schema (`judge config schema`)
+    # and docs/config.md (`judge.config_reference`) are generated from them.
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 class DataConfig(_Strict):
+    """The items and the systems' responses to them."""
+
     items: Path
     """Items table (JSONL, CSV or Parquet; `.gz` allowed for JSONL/CSV)."""
     responses: Path
@@ -43,27 +48,36 @@ class DataConfig(_Strict):
 
 
 class BlindingConfig(_Strict):
+    """What the judge must not learn: which system wrote a response."""
+
     seed: int = 0
     """Seeds presentation order and A/B slot assignment."""
     scrub: bool = True
-    """Remove identity markers: system names, every known vendor and model name, self-
-    identification (eight languages), signatures; matched on normalised text, so look-alike
-    letters, invisible characters and spaced-out letters do not hide them."""
+    """Remove identity markers: system names, every known vendor and model name,
+    self-identification (eight languages), signatures; matched on normalised text, so
+    look-alike letters, invisible characters and spaced-out letters do not hide them. `false`
+    sends the outputs as written (the report says so)."""
     extra_markers: list[str] = Field(default_factory=list)
-    """More names to scrub everywhere (product names, internal code names), case-, separator-
-    and disguise-robust; the built-in lexicon's vendor and model names need not be listed."""
+    """More names to scrub everywhere (product names, internal code names, people's names),
+    case-, separator- and disguise-robust (`AcmeBot` also matches `acme-bot`, `ACME BOT`, and
+    `Аcmebot` with a Cyrillic А); the built-in lexicon's vendor and model names need not be
+    listed."""
     scrub_ambiguous: list[str] = Field(default_factory=list)
     """Lexicon words that are also ordinary words (e.g. "llama", "claude", "gemini",
-    "mistral") and are therefore scrubbed only in model contexts unless listed here; listed,
-    they are scrubbed everywhere."""
+    "mistral", "palm", "google") and are therefore scrubbed only in model contexts unless
+    listed here; listed, they are scrubbed everywhere. An unknown word is an error listing the
+    known ones. List one only when your outputs never use the ordinary word."""
     secret: str | None = None
     """Hex HMAC secret for opaque ids; random per run when absent (recorded in the blinding key)."""
 
 
 class PairsConfig(_Strict):
+    """Which systems are compared with which."""
+
     mode: Literal["all", "baseline"] = "all"
     """`all`: every pair of systems; `baseline`: each system against `baseline`."""
     baseline: str | None = None
+    """The system every other one is compared with (`mode: baseline` only)."""
 
     @model_validator(mode="after")
     def _baseline_given(self) -> PairsConfig:
@@ -75,6 +89,8 @@ class PairsConfig(_Strict):
 
 
 class JudgeSpec(_Strict):
+    """One judge model, how to reach it and how hard to push it."""
+
     model: str
     """`provider/model`, e.g. `openai/gpt-4.1-mini`, `anthropic/claude-sonnet-4-5`,
     `litellm/<litellm model>`, `recorded/<name>`."""
@@ -103,15 +119,23 @@ class JudgeSpec(_Strict):
     recorded: Path | None = None
     """`recorded/...` judges: the JSONL file of recorded verdicts to replay."""
     max_connections: int = Field(default=16, ge=1)
+    """Requests in flight at once. Limits belong to the provider endpoint: judges sharing one
+    get the largest of their values, and worker processes split it."""
     requests_per_minute: float | None = Field(default=None, gt=0)
+    """Client-side request rate limit per endpoint (the smallest of the judges sharing it);
+    null: none, the server's 429s and Retry-After pace the run."""
     tokens_per_minute: float | None = Field(default=None, gt=0)
+    """Client-side token rate limit per endpoint (estimated prompt tokens + max_tokens); null:
+    none."""
     timeout_s: float = Field(default=120.0, gt=0)
+    """Seconds one attempt may take before it is abandoned and retried."""
     max_attempts: int = Field(default=6, ge=1)
     """Attempts per request (first try included) before it is recorded as failed."""
     backoff_initial_s: float = Field(default=1.0, gt=0)
     """Scale of the exponential backoff between attempts (full jitter); a server's
     Retry-After wins when longer."""
     backoff_max_s: float = Field(default=60.0, gt=0)
+    """Longest wait between two attempts (a longer Retry-After still wins)."""
 
     @model_validator(mode="after")
     def _provider_prefix(self) -> JudgeSpec:
@@ -131,6 +155,8 @@ class JudgeSpec(_Strict):
 
 
 class AggregateConfig(_Strict):
+    """How verdicts become judgments."""
+
     inconsistent: Literal["tie", "drop"] = "tie"
     """A pair whose two orders disagree: count it as a tie (default), or drop it from win
     rates (it is still counted and reported)."""
@@ -150,6 +176,8 @@ def _numpy_seed(seed: int) -> int:
 
 
 class CalibrationConfig(_Strict):
+    """The judge against human labels: agreement, the human ceiling, the trust gate."""
+
     human: Path | None = None
     """Human labels (item_id, system_a, system_b, winner; or item_id, system, score; an
     optional annotator, else each row is its own); the judge is calibrated against them after
@@ -162,6 +190,7 @@ class CalibrationConfig(_Strict):
     resamples: int = Field(default=1000, ge=100, le=MAX_RESAMPLES)
     """Bootstrap resamples of the agreement intervals (at most 1,000,000)."""
     seed: int = ANALYSIS_SEED
+    """Seed of the calibration's bootstrap and shuffled-label control (from 0 up)."""
     gate: GateThresholds = Field(default_factory=GateThresholds)
     """The trust gate's settings, checked (bounds, labels_tentative <= labels_reliable, removed
     keys) when the config is read, before anything is judged."""
@@ -170,11 +199,17 @@ class CalibrationConfig(_Strict):
 
 
 class CompareConfig(_Strict):
+    """The systems against each other: paired-bootstrap differences, ranking and gates."""
+
     resamples: int = Field(default=10_000, ge=100, le=MAX_RESAMPLES)
     """Paired-bootstrap resamples of the comparison (at most 1,000,000)."""
     seed: int = ANALYSIS_SEED
+    """Seed of the comparison's bootstrap (from 0 up)."""
     strata: list[str] = Field(default_factory=list)
+    """Item columns for per-stratum results; the first one is used."""
     gates: list[str] = Field(default_factory=list)
+    """Checks the run must pass (exit 1 otherwise), e.g. `ci_low(diff(new, old)) >= -0.02`:
+    `diff`, `winrate`, `score`, `ci_low`, `ci_high`, `p_value`, comparisons, `and`/`or`/`not`."""
 
     _non_negative_seed = field_validator("seed")(_numpy_seed)
 
@@ -217,27 +252,40 @@ class CanaryConfig(_Strict):
 
 
 class BudgetConfig(_Strict):
+    """Spending limits."""
+
     max_cost_usd: float | None = Field(default=None, gt=0)
+    """Stop cleanly before spending more than this (USD); `judge run --max-cost` overrides it.
+    null: no limit."""
 
 
 class RunConfig(_Strict):
+    """A run config: what to judge, by whom, and how to analyse it (`judge run CONFIG`)."""
+
     name: str
     """The run's name and its default run directory, `runs/<name>`: letters, digits, '.', '_'
     and '-', not starting with '.', so that directory stays inside `runs/`."""
     question: str | None = None
     """The decision this evaluation informs; shown first in the report."""
     data: DataConfig
+    """The items and the responses to judge."""
     blinding: BlindingConfig = Field(default_factory=BlindingConfig)
+    """Opaque ids, seeded order and slots, scrubbed identity markers."""
     pairs: PairsConfig = Field(default_factory=PairsConfig)
+    """Which systems are compared with which."""
     rubric: str
     """Path to a rubric YAML, or the id of a built-in rubric (e.g. `pairwise_general`)."""
     judges: list[JudgeSpec] = Field(default_factory=list)
+    """The judges; several make a panel (see `aggregate.panel`)."""
     orders: Literal["both", "AB"] = "both"
+    """`both`: every pair is judged in both orders (A/B and B/A) and the two verdicts combined;
+    `AB`: one order only (half the requests; position consistency cannot be measured)."""
     allow_same_family: bool = False
     """Let a judge grade pairs involving its own family; every such verdict is flagged."""
     families: dict[str, str] = Field(default_factory=dict)
     """Model name -> family overrides."""
     aggregate: AggregateConfig = Field(default_factory=AggregateConfig)
+    """How verdicts combine into judgments."""
     cache: Path | None = None
     """Response cache shared across runs (SQLite). Default: `response_cache.sqlite` beside the
     run dir, so every run under `runs/` shares it and identical requests are paid once."""
@@ -245,11 +293,14 @@ class RunConfig(_Strict):
     """Start the built-in judge simulator for this run (offline tests and demos); judges with
     `base_url: simulator` are pointed at it."""
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
+    """The judge against human labels."""
     compare: CompareConfig = Field(default_factory=CompareConfig)
+    """The systems against each other."""
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    """Spending limits."""
     canaries: CanaryConfig | None = None
-    """Canary controls (`judge.canaries`); none unless given (`canaries: {}` for the
-    defaults)."""
+    """Canary controls: hidden control systems that show whether a judge can be fooled (README,
+    "Canary controls"); none unless given (`canaries: {}` for the defaults)."""
 
     @model_validator(mode="after")
     def _canaries_judged_live(self) -> RunConfig:
@@ -286,14 +337,15 @@ def load_config(path: str | Path) -> RunConfig:
     return _resolve_paths(config, path.parent)
 
 
-def format_validation_error(exc: ValidationError) -> str:
-    """One line per problem: `key.path: message`."""
+def format_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One line per problem: `key.path: message`; an unknown key names the closest known ones
+    of `model` (default: `RunConfig`), which `exc` came from."""
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = unknown_key(model or RunConfig, err["loc"])
         parts.append(f"{loc}: {msg}")
     return "; ".join(parts)
 

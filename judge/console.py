@@ -208,9 +208,13 @@ def print_findings(summary: RunSummary) -> None:
             f"canaries: {len(canaries.gates) - len(fooled)} of {len(canaries.gates)} gates "
             f"passed (weakest real system: {canaries.weakest or 'none ranked'})"
         )
-    for gate in [*analysis.comparison.gates, *(canaries.gates if canaries else [])]:
+    for _, gate in analysis.gates():
         if not gate.passed:
             _console.print(f"gate failed: {gate.reason}")
+    decision = analysis.decision
+    if calibration is None:
+        _console.print(f"judge: {decision.gate.upper()}: {decision.trust_reason}", markup=False)
+    _console.print(f"answer: {decision.answer.text}", markup=False)
 
 
 def _num(value: float | None) -> str:

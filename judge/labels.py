@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from judge.aggregate import TEXT_FIELDS
 from judge.errors import DataError
 from judge.rundir import RunDir
+from judge.types import PANEL
 
 if TYPE_CHECKING:
     from judge.config import RunConfig
@@ -17,11 +20,12 @@ _MT_BENCH = Path(__file__).resolve().parent.parent / "data" / "mt_bench"
 _CHUNK_ROWS = 50_000
 
 
-def load_table(path: Path) -> pd.DataFrame:
+def load_table(path: Path, *, drop: Collection[str] = ()) -> pd.DataFrame:
     """A JSONL, CSV or Parquet table (optionally .gz for text formats). JSONL and CSV are read
     by the readers of items and responses (`judge.sources`), so a malformed line, text that is
     not UTF-8, deep nesting, a lone surrogate or a key given twice is an error naming the line
-    (and field); an empty file is an empty table."""
+    (and field); an empty file is an empty table. `drop`: columns left out as the rows are
+    read (the judges' texts of a judgments file), so they never all sit in memory."""
     from judge.sources import CsvSource, JsonlSource, Source, table_suffix
 
     if not path.exists():
@@ -31,7 +35,8 @@ def load_table(path: Path) -> pd.DataFrame:
         import pyarrow as pa
 
         try:
-            return pd.read_parquet(path)
+            table = pd.read_parquet(path)
+            return table.drop(columns=[c for c in drop if c in table.columns])
         except (ValueError, OSError, pa.ArrowException) as exc:
             raise DataError(f"cannot read this table: {exc}", path=str(path)) from None
     if not path.is_file():
@@ -45,9 +50,15 @@ def load_table(path: Path) -> pd.DataFrame:
         raise DataError(
             f"column {twice!r} appears twice; column names must be unique", path=str(path)
         )
-    records = [record for chunk in source.chunks(_CHUNK_ROWS) for record in chunk.records]
+    records = [
+        {k: v for k, v in record.items() if k not in drop} if drop else record
+        for chunk in source.chunks(_CHUNK_ROWS)
+        for record in chunk.records
+    ]
     # The header is needed only when there are no rows.
-    return pd.DataFrame.from_records(records) if records else pd.DataFrame(columns=columns)
+    if not records:
+        return pd.DataFrame(columns=[c for c in columns or [] if c not in drop])
+    return pd.DataFrame.from_records(records)
 
 
 def load_labels(path: Path) -> pd.DataFrame:
@@ -75,7 +86,7 @@ def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:
     `judge`, else the panel, else the only judge)."""
     if not path.is_dir():
         return load_table(path)
-    rows = _one_judge(load_table(RunDir(path).judgments_jsonl), judge, path)
+    rows = _one_judge(judgment_table(RunDir(path)), judge, path)
     columns = [
         c for c in ("item_id", "system_a", "system_b", "winner", "score", "system") if c in rows
     ]
@@ -85,7 +96,7 @@ def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:
 def _one_judge(table: pd.DataFrame, judge: str | None, run_dir: Path) -> pd.DataFrame:
     """The rows of `judge`, else of the panel, else of the run's only judge."""
     judges = sorted(table["judge"].unique()) if "judge" in table else []
-    chosen = judge or ("panel" if "panel" in judges else judges[0] if len(judges) == 1 else None)
+    chosen = judge or (PANEL if PANEL in judges else judges[0] if len(judges) == 1 else None)
     if chosen is None or chosen not in judges:
         raise DataError(
             f"choose a judge with --judge-name; this run has: {', '.join(judges)}",
@@ -124,10 +135,20 @@ def load_comparison_table(path: Path, judge: str | None = None) -> tuple[pd.Data
     return rows[keep + columns].reset_index(drop=True), columns
 
 
-def run_judgments(rundir: RunDir, judge: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+def judgment_table(rundir: RunDir) -> pd.DataFrame:
+    """Every row of a run's `judgments.jsonl` (every judge, and the panel) without the
+    judges' texts, in file order: row i is line i + 1."""
+    return load_table(rundir.judgments_jsonl, drop=TEXT_FIELDS)
+
+
+def run_judgments(
+    rundir: RunDir, judge: str | None = None, table: pd.DataFrame | None = None
+) -> tuple[pd.DataFrame, list[str]]:
     """One judge's rows of a run's judgments (default: the panel, or the only judge), every
-    column kept, plus one column per item stratum. Returns (rows, strata columns)."""
-    rows = _one_judge(load_table(rundir.judgments_jsonl), judge, rundir.path)
+    column but the judges' texts kept, plus one column per item stratum. `table`: the run's
+    `judgment_table`, when the caller has read it already. Returns (rows, strata columns)."""
+    table = judgment_table(rundir) if table is None else table
+    rows = _one_judge(table, judge, rundir.path)
     # A fixed order whatever the file's: bootstrap draws index rows, so the same seed must
     # meet the same rows to give the same intervals.
     order = [c for c in ("item_id", "system_a", "system_b", "system") if c in rows.columns]

@@ -36,9 +36,10 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
-def forest(comparisons: Sequence[PairDiff], title: str) -> bytes | None:
-    """Paired differences (a - b) with their intervals, one row per pair, largest first; blue
-    dots where the pair is told apart (Holm), grey diamonds where not."""
+def forest(comparisons: Sequence[PairDiff], title: str, unit: str) -> bytes | None:
+    """Paired differences (a - b, the summary's pairs being winner-first) with their intervals,
+    one row per pair, sorted by difference, the largest on top; blue dots where the pair is
+    told apart (Holm), grey diamonds where not."""
     if not comparisons:
         return None
     plt = _pyplot()
@@ -51,7 +52,7 @@ def forest(comparisons: Sequence[PairDiff], title: str) -> bytes | None:
         ax.plot(c.mean_diff, y, marker, color=colour, ms=5)
     ax.axvline(0, color="black", lw=0.8, ls="--")
     ax.set_yticks(range(len(rows)), [f"{c.a} - {c.b}" for c in rows])
-    ax.set_xlabel("net win rate of the first over the second (wins - losses) / items")
+    ax.set_xlabel(unit)
     ax.set_title(title)
     return _png(fig)
 
@@ -107,33 +108,47 @@ def confusion(matrix: Confusion | None) -> bytes | None:
     return _png(fig)
 
 
+_BEHAVIOUR = [
+    # (title, field, colour, ideal): where a judge without that bias would be.
+    ("position consistency", "position_consistency", BLUE, 1.0),
+    ("first-slot win rate", "first_slot_win_rate", ORANGE, 0.5),
+    ("longer answer wins", "verbosity_preference", GREEN, 0.5),
+]
+
+
 def judge_bias(judges: Mapping[str, JudgeBehaviour]) -> bytes | None:
-    """Per judge: position consistency, first-slot win rate (0.5 = no position bias) and
-    verbosity preference (share of decided pairs won by the longer answer)."""
+    """`judge_bias_figure` as PNG."""
+    fig = judge_bias_figure(judges)
+    return None if fig is None else _png(fig)
+
+
+def judge_bias_figure(judges: Mapping[str, JudgeBehaviour]) -> Any:
+    """One panel per metric, one bar per judge, a dashed line at the metric's own ideal:
+    position consistency 1.0 (the same verdict in both orders), first-slot win rate 0.5 (no
+    position bias), longer answer wins 0.5 (no length preference). None without a judge
+    judged in both orders."""
     shown = {k: v for k, v in judges.items() if v.position_consistency is not None}
     if not shown:
         return None
     plt = _pyplot()
     names = list(shown)
-    metrics = [
-        ("position consistency", "position_consistency", BLUE),
-        ("first-slot win rate", "first_slot_win_rate", ORANGE),
-        ("longer answer wins", "verbosity_preference", GREEN),
-    ]
-    fig, ax = plt.subplots(figsize=(6.0, 0.3 * len(names) * len(metrics) + 1.0))
-    height = 0.8 / len(metrics)
-    for k, (label, key, colour) in enumerate(metrics):
-        ys = [i + k * height for i in range(len(names))]
-        values = [getattr(shown[n], key) or 0.0 for n in names]
-        ax.barh(ys, values, height=height, color=colour, label=label)
+    fig, axes = plt.subplots(
+        1, len(_BEHAVIOUR), figsize=(8.4, 0.32 * len(names) + 1.3), sharey=True, squeeze=False
+    )
+    ys = list(range(len(names)))
+    for ax, (title, key, colour, ideal) in zip(axes[0], _BEHAVIOUR, strict=True):
+        values = [getattr(shown[n], key) for n in names]
+        ax.barh(ys, [v or 0.0 for v in values], height=0.6, color=colour)
         for y, v in zip(ys, values, strict=True):
-            ax.text(v + 0.01, y, f"{v:.2f}", va="center")
-    ax.axvline(0.5, color="black", lw=0.8, ls="--")
-    ax.set_yticks([i + height for i in range(len(names))], names)
-    ax.set_xlim(0, 1.1)
-    ax.set_title("Judge behaviour (dashed: 0.5 = no position or length preference)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), ncol=3, frameon=False)
-    return _png(fig)
+            ax.text((v or 0.0) + 0.02, y, "n/a" if v is None else f"{v:.2f}", va="center")
+        ax.axvline(ideal, color="black", lw=1.0, ls="--")
+        ax.set_xlim(0, 1.15)
+        ax.set_title(f"{title}\n(dashed: ideal {ideal:.1f})", fontsize=9)
+    axes[0][0].set_yticks(ys, names)
+    axes[0][0].invert_yaxis()  # the first judge on top, as in the table (the axes share y)
+    fig.suptitle("Judge behaviour", fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def strata_multiples(

@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from judge import templates
+from judge.config_keys import unknown_key
 from judge.errors import ConfigError, LimitError
 from judge.hashing import content_hash
 from judge.types import BlindedResponse, ChatMessage, Item, Label
@@ -413,7 +414,7 @@ def _format_errors(exc: ValidationError) -> str:
         ]
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
-            msg = "unknown key"
+            msg = unknown_key(Rubric, err["loc"])
         elif err["type"] == "missing":
             msg = "required key is missing"
         elif err["type"] == "value_error":

@@ -15,7 +15,13 @@ from typing import Any, Literal
 from pydantic import Field
 
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
+from judge.summary_audit import Audit
 from judge.summary_canary import Canaries, CanarySetup
+from judge.summary_decision import Answer as Answer
+from judge.summary_decision import DataOverview, Decision
+from judge.summary_decision import Neighbour as Neighbour
+from judge.summary_decision import RankedNeighbour as RankedNeighbour
+from judge.summary_decision import SelfPreferenceCheck as SelfPreferenceCheck
 from judge.summary_gate import Agreement, Estimate, GateOutcome, SummaryModel, TrustGate
 
 # --------------------------------------------------------------------------- the run
@@ -173,6 +179,32 @@ class PairDiff(SummaryModel):
     """Holm-adjusted p-value below 1 - ci: the one meaning of "told apart"."""
     unpaired_items: int
 
+    def winner_first(self) -> PairDiff:
+        """The pair with the system ahead as `a` (a difference that is not negative): the
+        bounds negated and swapped, wins and losses exchanged; the p-values are two-sided and
+        stay as they are."""
+        if self.mean_diff >= 0:
+            return self
+        percentile = (-self.percentile[1], -self.percentile[0])
+        bca = None if self.bca is None else (_negated(self.bca[1]), _negated(self.bca[0]))
+        return self.model_copy(
+            update={
+                "a": self.b,
+                "b": self.a,
+                "mean_diff": -self.mean_diff,
+                "ci_low": -self.ci_high,
+                "ci_high": -self.ci_low,
+                "percentile": percentile,
+                "bca": bca,
+                "wins": self.losses,
+                "losses": self.wins,
+            }
+        )
+
+
+def _negated(x: float | None) -> float | None:
+    return None if x is None else -x
+
 
 class BradleyTerryRow(SummaryModel):
     system: str
@@ -201,6 +233,9 @@ class BradleyTerry(SummaryModel):
 
 
 class Comparison(SummaryModel):
+    """`comparisons` and `by_stratum` hold each pair winner-first (`PairDiff.winner_first`),
+    as the report shows them."""
+
     kind: Literal["pairwise", "scores"]
     systems: list[str]
     baseline: str | None
@@ -369,56 +404,7 @@ class Literature(SummaryModel):
     agreement: list[PublishedAgreement]
 
 
-# --------------------------------------------------------------------------- decision
-
-
-class DataOverview(SummaryModel):
-    strata: dict[str, dict[str, int]]
-    many_valued: dict[str, int]
-    systems: int
-    judges: int
-
-
-class Neighbour(SummaryModel):
-    upper: str
-    lower: str
-    diff: float
-    ci_low: float
-    ci_high: float
-    n: int
-    told_apart: bool
-    """The pair's Holm-adjusted p-value is below 1 - ci (in its stratum's family for a
-    stratum)."""
-    p_holm: float | None
-
-
-class RankedNeighbour(Neighbour):
-    items_needed: int | None
-    """Items that would tell the pair apart if its difference and spread per item held; None
-    when no number would (no difference)."""
-    items_needed_level: float
-    """The p-value `items_needed` is sized for: (1 - ci) / the pairs compared, below which
-    Holm's adjustment tells a pair apart at any step."""
-    items_needed_test: Literal["normal", "sign"] | None
-    """The test the count is for, the kind the pair's p-value came from: the normal
-    approximation with the bootstrap SE, or the exact sign test."""
-
-
-class SelfPreferenceCheck(SummaryModel):
-    target: str
-    judge: float
-    humans: float
-    corrected: float | None
-
-
-class Decision(SummaryModel):
-    self_preference_check: SelfPreferenceCheck | None
-    leader: str | None
-    leader_tied_with: list[str]
-    neighbours: list[RankedNeighbour]
-    neighbours_by_stratum: dict[str, list[Neighbour | None]]
-    gate: str
-    trusted: bool
+GateKind = Literal["compare", "canary"]
 
 
 class Analysis(SummaryModel):
@@ -432,8 +418,15 @@ class Analysis(SummaryModel):
     literature: Literature | None
     data: DataOverview
     decision: Decision
+    audit: Audit
     canaries: Canaries | None = None
     """None for runs without `canaries:` (and runs analysed before canaries existed)."""
+
+    def gates(self) -> list[tuple[GateKind, GateOutcome]]:
+        """Every configured check: the `compare.gates` expressions, then the canaries' (one
+        per canary and judge)."""
+        canary = self.canaries.gates if self.canaries is not None else []
+        return [("compare", g) for g in self.comparison.gates] + [("canary", g) for g in canary]
 
 
 # --------------------------------------------------------------------------- the summary

@@ -130,4 +130,9 @@ class GateOutcome(SummaryModel):
     expression: str
     passed: bool
     value: float | None
+    """What the check compared: a gate's left-hand side, a canary's win rate."""
+    ci_low: float | None
+    ci_high: float | None
+    """The interval of the statistic `value` comes from (a canary's Wilson interval); None
+    when a gate's left-hand side is a number."""
     reason: str

@@ -16,6 +16,9 @@ Order = Literal["AB", "BA"]
 Label = Literal["A", "B", "tie"]
 """A pairwise verdict, in terms of the *presented* slots of one request."""
 
+PANEL = "panel"
+"""The `judge` of the judgments that combine several judges' (`judge.aggregate`)."""
+
 
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -150,7 +150,7 @@ def test_bad_config_key_exit_2(tmp_path: Path) -> None:
     )
     result = run_cli_here("prepare", str(config))
     assert result.returncode == 2
-    assert result.stderr.strip() == f"error: {config}: judgez: unknown key"
+    assert result.stderr.strip() == f"error: {config}: judgez: unknown key (did you mean judges?)"
 
 
 def test_version_is_the_installed_distributions() -> None:

@@ -70,10 +70,10 @@ def test_compare_on_a_run_reproduces_the_reports_intervals(tmp_path: Path) -> No
     # Issue 12, item 8: `judge compare RUN` takes the run's seed, resamples and stratum, so
     # it prints exactly the intervals of summary.json (it used seed 0 against the run's 1).
     from judge.simulator import SimulatorConfig, running_simulator
-    from tests.test_report import _small_config
+    from tests.helpers import small_config
 
     with running_simulator(SimulatorConfig(seed=8)) as sim:
-        path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 300, "seed": 7})
+        path = small_config(tmp_path, sim.openai_base_url, compare={"resamples": 300, "seed": 7})
         run_dir = tmp_path / "run"
         done = run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet")
         assert done.returncode == 0, done.stderr
@@ -84,10 +84,14 @@ def test_compare_on_a_run_reproduces_the_reports_intervals(tmp_path: Path) -> No
     assert report["seed"] == summary["seed"] == 7 and report["resamples"] == 300
 
     def intervals(section: dict) -> list[tuple]:
-        pairs = [
+        # summary.json holds each pair winner-first, `judge compare` in name order: each
+        # pair turned to name order (the same numbers, negated and swapped, when it is not).
+        pairs = sorted(
             (c["a"], c["b"], c["mean_diff"], c["ci_low"], c["ci_high"])
+            if c["a"] < c["b"]
+            else (c["b"], c["a"], -c["mean_diff"], -c["ci_high"], -c["ci_low"])
             for c in section["comparisons"]
-        ]
+        )
         ranks = [
             (r["system"], r["estimate"], r["ci_low"], r["ci_high"]) for r in section["ranking"]
         ]

@@ -40,7 +40,7 @@ def test_unknown_key_is_an_error_naming_it(tmp_path: Path) -> None:
     path = write(tmp_path, MINIMAL + "blinding: {seed: 1, scrubb: true}\n")
     with pytest.raises(ConfigError) as err:
         load_config(path)
-    assert str(err.value) == f"{path}: blinding.scrubb: unknown key"
+    assert str(err.value) == f"{path}: blinding.scrubb: unknown key (did you mean scrub?)"
 
 
 @pytest.mark.parametrize(

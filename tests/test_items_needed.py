@@ -19,6 +19,7 @@ from scipy.stats import binomtest
 
 from calibration.compare import compare_table
 from calibration.pairs import items_to_tell_apart
+from judge.report.blocks import Bullets, Para
 from judge.report.decision import decision_section
 from judge.run.analyse import _decision
 from judge.summary import RunComparison
@@ -103,14 +104,20 @@ def test_a_pair_not_told_apart_needs_more_items_than_it_has() -> None:
     assert not s5.told_apart and s5.ci_low > 0
 
 
-def _page(rows: list[tuple[str, str, float]]) -> list[str]:
+def _page(rows: list[tuple[str, str, float]]) -> tuple[list[str], str]:
+    """The Decision's bullets and its note on what the item counts assume."""
     table = pd.DataFrame(rows, columns=["item_id", "system", "score"])
     report = compare_table(table, kind="scores", resamples=1_000, seed=1)
     decision = _decision(
         RunComparison.model_validate({"judge": "j", **report.to_dict()}), None, None
     )
-    analysis = SimpleNamespace(decision=decision, same_family=None, calibration=None, canaries=None)
-    return decision_section(None, analysis)[-1].items  # type: ignore[arg-type, attr-defined]
+    analysis = SimpleNamespace(
+        decision=decision, same_family=None, calibration=None, canaries=None, gates=list
+    )
+    blocks = decision_section(None, analysis)  # type: ignore[arg-type]
+    (bullets,) = [b for b in blocks if isinstance(b, Bullets)]
+    (note,) = [b.text for b in blocks if isinstance(b, Para) and b.text.startswith("Item counts")]
+    return bullets.items, note
 
 
 def test_zero_width_intervals_get_a_count_from_the_sign_test() -> None:
@@ -118,12 +125,12 @@ def test_zero_width_intervals_get_a_count_from_the_sign_test() -> None:
     constant = [
         (f"i{i}", s, float(i % 7) + d) for i in range(10) for s, d in (("big", 2), ("small", 1))
     ]
-    (_, told) = _page(constant)
-    assert "None" not in told and "told apart" in told and "sign test" in told
+    (_, told), note = _page(constant)
+    assert "None" not in told and "told apart" in told and "by the sign test" in note
     # 10 wins of 10, one pair: told apart, and 6 items would do (2 / 2**6 < 0.05).
-    assert "about 6 items would still tell them apart" in told
+    assert "(about 6 items would still tell them apart)" in told
     five = [(f"i{i}", s, float(i) + d) for i in range(5) for s, d in (("big", 1), ("small", 0))]
-    (_, short) = _page(five)
+    (_, short), note = _page(five)
     # 5 wins of 5: p = 0.0625, not told apart; a sixth win would give 0.03125.
-    assert "not told apart; about 6 items would tell them apart" in short
-    assert "the same difference and spread per item" in short
+    assert "not told apart (about 6 items would tell them apart)" in short
+    assert "if the difference and its spread per item held" in note and "sign test" in note

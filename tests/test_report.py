@@ -1,8 +1,9 @@
 """The demo end to end (`judge run configs/demo.yaml`) and its one-page report (issue 6).
 
-One module-scoped run of the real CLI on the bundled MT-Bench data; the tests read what it
-wrote: the literature check, the report's numbers against summary.json, the blinding of every
-judge-visible artifact, the HTML's self-containment, and a headless-Chromium rendering.
+One run of the real CLI on the bundled MT-Bench data (the session's `demo`, tests/conftest.py);
+the tests read what it wrote: the literature check, the report's numbers against summary.json,
+the blinding of every judge-visible artifact, the HTML's self-containment, and a
+headless-Chromium rendering with its first screen.
 """
 
 from __future__ import annotations
@@ -23,19 +24,18 @@ import yaml
 from judge.report import build_traced, to_markdown
 from judge.simulator import SimulatorConfig, running_simulator
 from judge.summary import RunSummary
-from tests.helpers import MT_BENCH, REPO, run_cli, run_cli_here
+from tests.helpers import (
+    MT_BENCH,
+    REPO,
+    colour_count,
+    first_screen,
+    keep_artefact,
+    rgb_pixels,
+    run_cli,
+    run_cli_here,
+    small_config,
+)
 from tests.test_demo_blinding import SYSTEMS, _response_derived_texts, _violations
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    run_dir = tmp_path_factory.mktemp("demo") / "mt-bench-demo"
-    result = run_cli(
-        "run", str(REPO / "configs" / "demo.yaml"), "--run-dir", str(run_dir), "--quiet"
-    )
-    assert result.returncode == 0, result.stderr
-    assert f"report: {run_dir / 'report.html'}" in result.stdout
-    return run_dir
 
 
 def _summary(run_dir: Path) -> dict[str, Any]:
@@ -119,6 +119,8 @@ Traced = tuple[str, dict[str, Any], list[tuple[Any, str]]]
 """A report page, its summary, and the (value, text) ledger its formatters wrote."""
 
 _NUMBER = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?%?")
+_QUOTE = re.compile(r"^(`{3,})text\n(.*?)\n\1$", re.S | re.M)
+"""A quoted text (`blocks.Quote`: a candidate's output, a judge's reasoning) in report.md."""
 
 
 def _leaves(obj: Any) -> list[Any]:
@@ -135,6 +137,10 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
     were given that are not summary values; numbers on the page no formatter wrote (or wrote
     a different number of times)."""
     leaves = _leaves(summary)
+    # Quoted texts must be the summary's own, verbatim; their digits are no numbers of ours.
+    strings = {v for v in leaves if isinstance(v, str)}
+    misquoted = [q for q in (m.group(2) for m in _QUOTE.finditer(report)) if q not in strings]
+    report = _QUOTE.sub(" ", report)
     known = {repr(v) for v in leaves if not isinstance(v, bool)}
     foreign = [value for value, _ in ledger if repr(value) not in known]
     # Text the summary holds verbatim with letters and digits in it (system names, hashes, gate
@@ -148,7 +154,7 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
         report = report.replace(text, " ")
     on_page = Counter(_NUMBER.findall(report))
     written = Counter(t for _, text in ledger for t in _NUMBER.findall(text))
-    return foreign + sorted((on_page - written) | (written - on_page))
+    return misquoted + foreign + sorted((on_page - written) | (written - on_page))
 
 
 def _traced(run_dir: Path) -> Traced:
@@ -174,9 +180,11 @@ def test_every_number_in_the_report_comes_from_the_summary(demo_traced: Traced) 
 @pytest.mark.parametrize(
     ("old", "new"),
     [
-        ("| 25/70/55 |", "| 26/70/55 |"),  # a count
+        ("| 70/25/55 |", "| 71/25/55 |"),  # a count
         ("85.4%", "86.4%"),  # a percentage
-        ("0.300 [", "0.310 ["),  # a difference
+        ("claude-v1 | 0.300 [", "claude-v1 | 0.310 ["),  # a difference in the pair table
+        ("by 0.300 [0.187", "by 0.310 [0.187"),  # the answer, a sentence of the summary's
+        ("(net win rate, 150 items)", "(net win rate, 151 items)"),
         ("about 54 items", "about 37 items"),  # the decision's item count
         ("2254 pairs judged", "2255 pairs judged"),
     ],
@@ -186,6 +194,14 @@ def test_the_number_check_catches_a_changed_number(demo_traced: Traced, old: str
     assert old in report
     tampered = report.replace(old, new, 1)
     assert _page_problems(tampered, summary, ledger) != []
+
+
+def test_the_number_check_catches_a_changed_quote(demo_traced: Traced) -> None:
+    report, summary, ledger = demo_traced
+    quoted = _QUOTE.search(report)
+    assert quoted is not None  # the Audit section quotes questions, outputs and reasoning
+    changed = quoted.group(0).replace(quoted.group(2), quoted.group(2) + " 7")
+    assert _page_problems(report.replace(quoted.group(0), changed, 1), summary, ledger) != []
 
 
 def test_the_number_check_catches_a_value_not_in_the_summary(demo_traced: Traced) -> None:
@@ -221,6 +237,60 @@ def test_html_is_self_contained(demo: Path) -> None:
     assert "<link" not in page and "<script" not in page
 
 
+# --------------------------------------------------------------------------- audit
+
+
+def test_demo_examples_lead_to_their_judgment_lines_and_stored_replies(demo: Path) -> None:
+    import sqlite3
+
+    summary = _summary(demo)
+    audit = summary["audit"]
+    rows = (demo / "judgments.jsonl").read_text(encoding="utf-8").splitlines()
+    pairs = [(n["upper"], n["lower"]) for n in summary["decision"]["neighbours"]]
+    assert [(e["upper"], e["lower"]) for e in audit["examples"]] == pairs
+    assert audit["judges"] == [{"judge": "recorded/gpt-4", "family": "openai", "inferred": False}]
+    with sqlite3.connect(demo / "store.sqlite") as db:
+        for shown in audit["examples"]:
+            assert [e["why"] for e in shown["examples"]] == ["upper", "lower", "disputed"]
+            for example in shown["examples"]:
+                row = json.loads(rows[example["line"] - 1])
+                assert (row["pair_id"], row["item_id"], row["winner"]) == (
+                    example["pair_id"],
+                    example["item_id"],
+                    example["winner"],
+                )
+                for order in example["judges"][0]["orders"]:
+                    side = order["order"].lower()
+                    assert order["request_id"] == row[f"request_{side}"]
+                    stored = db.execute(
+                        'SELECT q.pair_id, q."order", v.reasoning FROM judge_requests q'
+                        " JOIN verdicts v ON v.request_id = q.request_id WHERE q.request_id = ?",
+                        (order["request_id"],),
+                    ).fetchone()
+                    # The recording has no reasoning: the replayed replies say so.
+                    assert stored == (row["pair_id"], order["order"], "recorded verdict")
+                    assert order["reasoning"]["text"] == row[f"reasoning_{side}"] == stored[2]
+    # The largest disagreements: the experts' votes as the labels file holds them.
+    votes: dict[tuple[str, frozenset[str]], Counter[str]] = {}
+    for line in (MT_BENCH / "human_labels.jsonl").open(encoding="utf-8"):
+        label = json.loads(line)
+        key = (label["item_id"], frozenset((label["system_a"], label["system_b"])))
+        choice = label[f"system_{label['winner']}"] if label["winner"] != "tie" else "tie"
+        votes.setdefault(key, Counter())[choice] += 1
+    found = audit["disagreements"]
+    assert found["opposite"] >= len(found["shown"]) == 3
+    for d in found["shown"]:
+        systems = frozenset(c["system"] for c in d["example"]["candidates"])
+        counted = votes[(d["example"]["item_id"], systems)]
+        assert {v["choice"]: v["votes"] for v in d["votes"]} == dict(counted)
+        assert counted.most_common(1)[0][0] == d["human_winner"] != d["judge_winner"]
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    assert (
+        "\n## Audit\n" in report
+        and "| recorded/gpt-4 (recorded verdicts replayed) | openai |" in (report)
+    )
+
+
 # --------------------------------------------------------------------------- blinding
 
 
@@ -251,32 +321,6 @@ def test_judge_report_rerenders_identically(demo: Path, tmp_path: Path) -> None:
     assert (copy / "report.html").stat().st_size > 100_000
 
 
-def _small_config(tmp_path: Path, base_url: str, **extra: Any) -> Path:
-    config = {
-        "name": "small",
-        "data": {
-            "items": str(MT_BENCH / "items.jsonl"),
-            "responses": str(MT_BENCH / "responses.jsonl.gz"),
-            "allow_empty_outputs": True,
-            "systems": ["alpaca-13b", "llama-13b", "vicuna-13b-v1.2"],
-        },
-        "rubric": "pairwise_general",
-        "judges": [
-            {
-                "model": "openai/sim-judge",
-                "family": "simulated",
-                "base_url": base_url,
-                "transport": "http",
-                "max_connections": 16,
-            }
-        ],
-        **extra,
-    }
-    path = tmp_path / "config.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
-
-
 def test_same_seed_same_numbers_whatever_the_arrival_order(tmp_path: Path) -> None:
     # Replies arrive in a different order with 2 connections than with 16 (and random
     # latency); the bootstrap indexes rows, so only a fixed row order gives equal intervals.
@@ -285,7 +329,7 @@ def test_same_seed_same_numbers_whatever_the_arrival_order(tmp_path: Path) -> No
         SimulatorConfig(seed=5, latency={"kind": "lognormal", "median_s": 0.005, "sigma": 1.0})
     ) as sim:
         for connections in (2, 16):
-            path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 500})
+            path = small_config(tmp_path, sim.openai_base_url, compare={"resamples": 500})
             config = yaml.safe_load(path.read_text())
             config["judges"][0]["max_connections"] = connections
             config["cache"] = str(tmp_path / f"cache{connections}.sqlite")
@@ -298,33 +342,6 @@ def test_same_seed_same_numbers_whatever_the_arrival_order(tmp_path: Path) -> No
     assert first["comparisons"] == second["comparisons"]
     assert first["ranking"] == second["ranking"]
     assert summaries[0]["win_rates"] == summaries[1]["win_rates"]
-
-
-def test_a_failing_gate_fails_run_and_report_alike_and_report_sends_no_request(
-    tmp_path: Path,
-) -> None:
-    with running_simulator(SimulatorConfig(seed=2)) as sim:
-        gate = "diff(alpaca-13b, llama-13b) >= 2"  # a difference of verdicts is at most 1
-        path = _small_config(
-            tmp_path, sim.openai_base_url, compare={"resamples": 200, "gates": [gate]}
-        )
-        run_dir = tmp_path / "run"
-        result = run_cli("run", str(path), "--run-dir", str(run_dir), "--quiet")
-        assert result.returncode == 1, result.stderr
-        assert "gate failed" in result.stdout
-        summary = _summary(run_dir)
-        assert summary["comparison"]["gates_passed"] is False
-        served = sim.stats()["requests"]
-        assert served > 0
-        # `judge report` re-analyses from the store alone, and gives the same outcome the same
-        # exit status (it exited 0 before).
-        again = run_cli("report", str(run_dir))
-        assert again.returncode == 1, again.stderr
-        assert "gate failed" in again.stdout
-        assert sim.stats()["requests"] == served
-    report = (run_dir / "report.md").read_text(encoding="utf-8")
-    assert "Not calibrated: no human labels" in report
-    assert "not calibrated against humans" in report
 
 
 def test_systems_latency_and_cost_are_reported(tmp_path: Path) -> None:
@@ -342,7 +359,7 @@ def test_systems_latency_and_cost_are_reported(tmp_path: Path) -> None:
     responses = tmp_path / "responses.jsonl"
     responses.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with running_simulator(SimulatorConfig(seed=4)) as sim:
-        path = _small_config(tmp_path, sim.openai_base_url, compare={"resamples": 200})
+        path = small_config(tmp_path, sim.openai_base_url, compare={"resamples": 200})
         config = yaml.safe_load(path.read_text())
         config["data"] |= {"responses": str(responses), "systems": ["alpaca-13b", "llama-13b"]}
         path.write_text(yaml.safe_dump(config))
@@ -371,7 +388,8 @@ def test_judge_report_on_a_non_run_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_report_renders_in_headless_chromium(demo: Path, tmp_path: Path) -> None:
-    """The page opened from disk, background networking off: figures must show."""
+    """The page opened from disk, background networking off: figures must show; and its first
+    1280x800 holds the question, the answer, the trust badge and the gates' line."""
     if shutil.which("chromium") is None:
         pytest.fail("chromium is not installed: `apt-get install chromium` (.ci/run does)")
     shot = tmp_path / "report.png"
@@ -386,15 +404,26 @@ def test_report_renders_in_headless_chromium(demo: Path, tmp_path: Path) -> None
         check=True,
         timeout=180,
     )
-    import matplotlib.image as mpimg
-    import numpy as np
-
-    pixels = (mpimg.imread(shot)[:, :, :3] * 255).round().astype(int)
+    keep_artefact(shot, "report_full_page_demo.png")
+    pixels = rgb_pixels(shot)
     assert pixels.shape[1] == 1100
     # Okabe-Ito blue (#0072B2): the forest plot's markers, drawn only if the embedded PNGs
     # decoded and rendered.
-    blue = np.all(np.abs(pixels - np.array([0, 114, 178])) <= 6, axis=-1)
-    assert blue.sum() > 500
+    assert colour_count(pixels, (0, 114, 178)) > 500
     # Text in the first screenful: the page laid out, not a blank or error page.
     top = pixels[:800]
     assert (top.sum(axis=-1) < 200).sum() > 2000
+    first = tmp_path / "first_screen.png"
+    layout = first_screen(demo, first)
+    keep_artefact(first, "report_first_screen_demo.png")
+    summary = _summary(demo)
+    assert layout["viewport"][0] == 1280
+    assert layout["question"]["text"] == summary["run"]["question"]
+    assert layout["answer"]["text"] == summary["decision"]["answer"]["text"]
+    assert layout["trust"]["text"] == "PROVISIONAL"
+    assert layout["gates"] == [] and layout["no_gates"]["text"].startswith("No gate is configured")
+    for name in ("question", "answer", "trust", "no_gates"):
+        assert 0 <= layout[name]["top"] < layout[name]["bottom"] <= 800, name
+    # The PROVISIONAL badge's colour, on the rows the DOM puts it.
+    badge = rgb_pixels(first)[int(layout["trust"]["top"]) : int(layout["trust"]["bottom"]) + 1]
+    assert colour_count(badge, (0xA3, 0x5A, 0x00)) > 50

@@ -191,6 +191,17 @@ def test_unknown_key_in_scale_has_no_internal_tag(tmp_path: Path) -> None:
     assert _load_error(tmp_path, data) == f"{tmp_path / 'x.yaml'}: scale.step: unknown key"
 
 
+def test_unknown_key_names_the_closest_known_one(tmp_path: Path) -> None:
+    # Inside the scale's tagged union too (the tag is in pydantic's path, not in the file).
+    data = _variant(ABSOLUTE, scale={"min": 1, "max": 5, "anchor": {1: "bad"}})
+    assert _load_error(tmp_path, data) == (
+        f"{tmp_path / 'x.yaml'}: scale.anchor: unknown key (did you mean anchors?)"
+    )
+    data = _variant(PAIRWISE, output={"format": "json", "fields": ["reasoning", "verdict"]})
+    data["output"]["field"] = data["output"].pop("fields")
+    assert "output.field: unknown key (did you mean fields?)" in _load_error(tmp_path, data)
+
+
 def test_missing_key(tmp_path: Path) -> None:
     data = _variant(PAIRWISE)
     del data["output"]

@@ -4,7 +4,7 @@ was fooled, and what the canaries cost (`judge.canaries`)."""
 from __future__ import annotations
 
 from judge.report.blocks import Block, Bullets, Heading, Para, Table
-from judge.report.format import count, interval, label, pct, pct0, usd
+from judge.report.format import count, counted, interval, label, pct, pct0, usd
 from judge.summary import Analysis, RunSummary
 from judge.summary_canary import CanaryRate
 
@@ -54,7 +54,7 @@ def canary_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     blocks.append(
         Bullets(
             [
-                f"{count(setup.items)} items carry canaries: "
+                f"{counted(setup.items, 'item carries', 'items carry')} canaries: "
                 + "; ".join(
                     f"{name} ({_WHAT[kind]})" for name, kind in sorted(setup.kinds.items())
                 ),

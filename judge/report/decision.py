@@ -1,54 +1,109 @@
-"""The Decision section, right under the question: the leader, each neighbouring pair of the
-ranking with whether it is told apart, the gate's verdict and what would change it."""
+"""The Decision section, right under the question, made to fit a first screen (1280x800): the
+answer, the judge's trust verdict as a badge, every configured gate with PASS or FAIL, and the
+ranking's neighbouring pairs in words; then what the trust verdict rests on and what would
+change it."""
 
 from __future__ import annotations
 
-from judge.report.blocks import Block, Bullets, Heading, Para
+from judge.report.blocks import Block, Bullets, Callout, Heading, Mark, Para, Table, Tone
 from judge.report.canary_section import fooled_sentence
-from judge.report.format import count, estimate, interval, num, pvalue
+from judge.report.format import counted, estimate, interval, num, pvalue
 from judge.summary import Analysis, RankedNeighbour, RunSummary, SameFamily, TrustGate
 from judge.summary_gate import NonInferiority
+
+_ANSWER_TONE: dict[str, Tone] = {"yes": "good", "no": "bad", "not settled": "warn"}
+_TRUST_TONE: dict[str, Tone] = {"trusted": "good", "untrusted": "bad"}
+_GATE_SOURCE = {"compare": "compare.gates", "canary": "canaries"}
 
 
 def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     decision = analysis.decision
+    answer = decision.answer
+    blocks: list[Block] = [
+        Heading("Decision"),
+        Callout(answer.text, _ANSWER_TONE[answer.outcome], id="answer", strong=True),
+        Callout(
+            f"Judge: {decision.trust_reason}.",
+            _TRUST_TONE.get(decision.gate, "warn"),
+            id="trust",
+            mark=Mark(decision.gate.upper(), _TRUST_TONE.get(decision.gate, "warn")),
+        ),
+        *_gates(analysis),
+    ]
     items = []
     if decision.leader:
         tied = decision.leader_tied_with
         lead = f"{decision.leader} ranks first"
-        lead += f", tied with {', '.join(tied)}" if tied else ""
+        lead += f", not told apart from {', '.join(tied)}" if tied else ""
         items.append(lead + ".")
-    for n in decision.neighbours:
-        shown = f"{interval(n.diff, n.ci_low, n.ci_high)} on {count(n.n)} items"
-        if n.told_apart:
-            ahead = f"{n.upper} over {n.lower}" if n.diff > 0 else f"{n.upper} vs {n.lower}"
-            text = f"{ahead}: {shown}, told apart"
-            if n.items_needed is not None:
-                text += (
-                    f"; at this difference about {count(n.items_needed)} items would still "
-                    f"tell them apart {_needed_assumes(n)}"
-                )
-        else:
-            text = f"{n.upper} vs {n.lower}: {shown}, not told apart; "
-            text += (
-                f"about {count(n.items_needed)} items would tell them apart {_needed_assumes(n)}"
-                if n.items_needed is not None
-                else "no number of items would tell them apart if the difference held"
-            )
-        items.append(text + ".")
-    items += _self_preference_items(summary, analysis.same_family, analysis)
+    items += [_neighbour(n) for n in decision.neighbours]
+    blocks.append(Bullets(items))
+    needed = [n for n in decision.neighbours if n.items_needed is not None]
+    if needed:
+        blocks.append(Para(_needed_assumes(needed)))
+    # Below the first screen: what the trust verdict rests on, and the caveats.
+    blocks.append(Para(_gate_sentence(analysis)))
+    caveats = _self_preference_items(summary, analysis.same_family, analysis)
     fooled = fooled_sentence(analysis)
     if fooled is not None:
-        items.insert(0, fooled)
-    return [Heading("Decision"), Para(_gate_sentence(analysis)), Bullets(items)]
+        caveats.insert(0, fooled)
+    if caveats:
+        blocks.append(Bullets(caveats))
+    return blocks
 
 
-def _needed_assumes(n: RankedNeighbour) -> str:
-    """What an item count assumes, said where it is given."""
-    test = "sign test" if n.items_needed_test == "sign" else "normal approximation"
+def _gates(analysis: Analysis) -> list[Block]:
+    """Every configured gate, PASS or FAIL, with the value it compared and that statistic's
+    interval."""
+    gates = analysis.gates()
+    if not gates:
+        return [Para("No gate is configured (compare.gates in the run config).", id="gates")]
+    rows: list[list[str | Mark]] = [
+        [
+            g.expression,
+            Mark("PASS", "good") if g.passed else Mark("FAIL", "bad"),
+            num(g.value) if g.value is not None else "undefined",
+            f"[{num(g.ci_low)}, {num(g.ci_high)}]"
+            if g.ci_low is not None and g.ci_high is not None
+            else "none",
+            _GATE_SOURCE[kind],
+        ]
+        for kind, g in gates
+    ]
+    return [Table(["gate", "result", "value", "interval", "set by"], rows, id="gates")]
+
+
+def _neighbour(n: RankedNeighbour) -> str:
+    """A neighbouring pair of the ranking in words: the upper one first, told apart or not,
+    and the items that would (still) tell them apart."""
+    shown = f"{interval(n.diff, n.ci_low, n.ci_high)} on {counted(n.n, 'item')}"
+    if n.told_apart:
+        ahead = f"{n.upper} over {n.lower}" if n.diff > 0 else f"{n.upper} vs {n.lower}"
+        text = f"{ahead}: {shown}, told apart"
+        if n.items_needed is not None:
+            text += f" (about {counted(n.items_needed, 'item')} would still tell them apart)"
+    else:
+        text = f"{n.upper} vs {n.lower}: {shown}, not told apart"
+        text += (
+            f" (about {counted(n.items_needed, 'item')} would tell them apart)"
+            if n.items_needed is not None
+            else " (no number of items would, if the difference held)"
+        )
+    return text + "."
+
+
+def _needed_assumes(needed: list[RankedNeighbour]) -> str:
+    """What the item counts assume, said once under them."""
+    tests = sorted(
+        {
+            "the sign test" if n.items_needed_test == "sign" else "the normal approximation"
+            for n in needed
+        }
+    )
     return (
-        f"(the same difference and spread per item; {test} at p < "
-        f"{pvalue(n.items_needed_level)}, Holm's strictest step)"
+        "Item counts: if the difference and its spread per item held, sized for p < "
+        f"{pvalue(needed[0].items_needed_level)} (Holm's strictest step) by "
+        f"{' or '.join(tests)}, as each pair's p-value was computed."
     )
 
 
@@ -128,7 +183,7 @@ def _gate_explanation(gate: TrustGate) -> list[str]:
     elif ni.items_needed is not None:
         out.append(
             "There are too few human labels to compare it with the humans: "
-            f"about {count(ni.items_needed)} keys labelled by two annotators are needed."
+            f"about {counted(ni.items_needed, 'key')} labelled by two annotators are needed."
         )
     else:
         out.append(f"It could not be compared with the humans: {ni.message}.")
@@ -152,7 +207,7 @@ def _what_settles(ni: NonInferiority) -> str:
         return ni.message
     if ni.items_needed is not None:
         return (
-            f"about {count(ni.items_needed)} keys with two human labels would show it "
+            f"about {counted(ni.items_needed, 'key')} with two human labels would show it "
             "human-level if the gap held"
         )
     if gap.value < -ni.margin:

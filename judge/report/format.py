@@ -43,6 +43,12 @@ def count(x: int | float) -> str:
     return _noted(x, str(x))
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """A count with its noun, singular for one: "1 item", "6 items" ("about 1 items" reads as
+    a mistake)."""
+    return f"{count(n)} {noun if n == 1 else plural or noun + 's'}"
+
+
 def pct(x: float | None) -> str:
     return "n/a" if x is None else _noted(x, f"{100 * x:.1f}%")
 

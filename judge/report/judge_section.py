@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judge import plots
 from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
-from judge.report.format import count, estimate, interval, level, pct, share, stratum_name
+from judge.report.format import count, counted, estimate, interval, level, pct, share, stratum_name
 from judge.summary import (
     Analysis,
     Calibration,
@@ -45,8 +45,10 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     blocks.append(
         Para(
             f"{count(join.matched_labels)} of {count(join.human_labels)} human labels fall on "
-            f"judged pairs ({count(join.human_only.count)} labelled keys were not judged); "
-            f"agreement on those {count(overall.keys)} keys, {level(calibration.confidence)} "
+            "judged pairs ("
+            + counted(join.human_only.count, "labelled key was", "labelled keys were")
+            + f" not judged); agreement on those {counted(overall.keys, 'key')}, "
+            f"{level(calibration.confidence)} "
             f"intervals from {count(calibration.resamples)} resamples over keys"
             + (
                 " (the human labels name no annotator: each label counts as its own)"

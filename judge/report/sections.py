@@ -1,7 +1,7 @@
-"""The page, built from the run summary's fields: Question, Decision (`decision`), Setup,
-Data, Results and Judge (`judge_section`). Every number on the page is a value of the summary,
-formatted (`format`); nothing is computed here, so a reader can check any figure against
-`summary.json`."""
+"""The page, built from the run summary's fields: Question, Decision (`decision`), Data,
+Results, Judge (`judge_section`), Canaries (`canary_section`), and Setup (collapsed in HTML).
+Every number on the page is a value of the summary, formatted (`format`); nothing is computed
+here, so a reader can check any figure against `summary.json`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ import json
 from typing import Any
 
 from judge import plots
-from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
+from judge.report.audit_section import audit_section, family_cell
+from judge.report.blocks import Block, Bullets, Details, Figure, Heading, Para, Table
 from judge.report.canary_section import canary_section
 from judge.report.decision import decision_section
 from judge.report.format import (
     count,
+    counted,
     estimate,
     interval,
     label,
@@ -31,6 +33,7 @@ from judge.report.judge_section import judge_section
 from judge.summary import (
     Analysis,
     Calibration,
+    PairDiff,
     RunComparison,
     RunSummary,
 )
@@ -42,17 +45,19 @@ def build(summary: RunSummary) -> list[Block]:
     # The decision follows the question: a reader with a minute reads those two.
     blocks += _question(summary)
     blocks += decision_section(summary, analysis)
-    blocks += _setup(summary, analysis)
     blocks += _data(summary, analysis)
     blocks += _results(summary, analysis)
     blocks += judge_section(summary, analysis)
+    blocks += audit_section(summary, analysis)
     blocks += canary_section(summary, analysis)
+    # Provenance last, and collapsed in HTML: it is for reproducing the run, not deciding.
+    blocks += _setup(summary, analysis)
     return blocks
 
 
 def _question(summary: RunSummary) -> list[Block]:
-    question = summary.run.question or "No question was stated in the run config."
-    return [Heading("Question"), Para(question)]
+    question = summary.run.question or "No question was stated in the run config (question)."
+    return [Heading("Question"), Para(question, id="question")]
 
 
 def _setup(summary: RunSummary, analysis: Analysis) -> list[Block]:
@@ -62,7 +67,7 @@ def _setup(summary: RunSummary, analysis: Analysis) -> list[Block]:
     judges = [
         [
             j.model + (" (recorded verdicts replayed)" if j.recorded else ""),
-            j.family or "inferred",
+            family_cell(analysis, j.model),
             ", ".join(f"{k}={_param(v)}" for k, v in sorted(j.params.items()))
             or "provider defaults",
             j.transport,
@@ -79,8 +84,7 @@ def _setup(summary: RunSummary, analysis: Analysis) -> list[Block]:
     sampling += f"; orders: {run.orders}"
     if run.orders == "both":
         sampling += " (every pair judged as A/B and as B/A; disagreeing orders count as a tie)"
-    return [
-        Heading("Setup"),
+    content: list[Block] = [
         Bullets(
             [
                 f"Systems: {', '.join(analysis.comparison.systems)}",
@@ -94,6 +98,8 @@ def _setup(summary: RunSummary, analysis: Analysis) -> list[Block]:
         ),
         Table(["judge", "family", "parameters", "transport"], judges),
     ]
+    hint = "systems, rubric, seeds, config hash, package versions, judges' parameters"
+    return [Details("Setup", hint, content, id="setup")]
 
 
 def _param(value: Any) -> str:
@@ -116,7 +122,7 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
             f"{k.replace('_', '-')} {count(v)}" for k, v in scrub.by_kind.items()
         )
         blinding = (
-            f"Blinding: {count(scrub.total)} identity markers scrubbed in "
+            f"Blinding: {counted(scrub.total, 'identity marker')} scrubbed in "
             f"{count(scrub.responses_changed)} of {count(scrub.responses)} responses"
             + (f" ({rules})" if rules else "")
             + (f"; by kind: {kinds}" if kinds else "")
@@ -135,20 +141,21 @@ def _data(summary: RunSummary, analysis: Analysis) -> list[Block]:
         Heading("Data"),
         Bullets(
             [
-                f"{count(counts.items)} items, {count(counts.blinded)} responses, "
-                f"{count(counts.pairs)} pairs judged ({count(summary.skipped_pairs)}"
-                " pairs skipped: a system's answer missing), "
-                f"{count(counts.requests)} judge requests"
+                f"{counted(counts.items, 'item')}, {counted(counts.blinded, 'response')}, "
+                f"{counted(counts.pairs, 'pair')} judged ("
+                f"{counted(summary.skipped_pairs, 'pair')} skipped: a system's answer missing), "
+                f"{counted(counts.requests, 'judge request')}"
                 + (
-                    f", the canaries' {count(setup.responses_total)} responses, "
-                    f"{count(setup.pairs)} pairs and {count(setup.requests)} requests included"
+                    f", the canaries' {counted(setup.responses_total, 'response')}, "
+                    f"{counted(setup.pairs, 'pair')} and {counted(setup.requests, 'request')} "
+                    "included"
                     if setup
                     else ""
                 ),
-                f"Replies: {count(counts.verdicts)} verdicts, "
-                f"{count(counts.parse_failures)} parse failures, {count(counts.errors)} "
-                f"errors, {count(counts.pending)} pending; {count(counts.cached)} from the "
-                "cache",
+                f"Replies: {counted(counts.verdicts, 'verdict')}, "
+                f"{counted(counts.parse_failures, 'parse failure')}, "
+                f"{counted(counts.errors, 'error')}, {count(counts.pending)} pending; "
+                f"{count(counts.cached)} from the cache",
                 blinding,
                 *_injection(summary),
                 holdout,
@@ -222,7 +229,12 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
     if comparison.notes:
         blocks.append(Bullets([f"Note: {n}" for n in comparison.notes]))
     order = [r.system for r in comparison.ranking] or list(comparison.systems)
-    figure = plots.forest(comparison.comparisons, "Paired differences, all pairs")
+    unit = (
+        "net win rate of the first over the second: (wins - losses) / items"
+        if comparison.kind == "pairwise"
+        else "mean score of the first minus the second"
+    )
+    figure = plots.forest(comparison.comparisons, "Paired differences, winner first", unit)
     if figure:
         blocks.append(Figure("forest", figure, "Forest plot of paired differences"))
     if comparison.win_rates:
@@ -237,7 +249,7 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
             pvalue(c.p_holm, c.p_holm_bound),
             "yes" if c.told_apart else "no",
         ]
-        for c in comparison.comparisons
+        for c in _by_difference(comparison.comparisons)
     ]
     blocks.append(Heading("Paired differences", 3))
     blocks.append(Para(_p_methods(comparison)))
@@ -248,6 +260,11 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
     blocks += _same_family(summary, analysis)
     blocks += _cost(summary)
     return blocks
+
+
+def _by_difference(comparisons: list[PairDiff]) -> list[PairDiff]:
+    """Largest difference first (each pair is winner-first in the summary)."""
+    return sorted(comparisons, key=lambda c: -c.mean_diff)
 
 
 def _p_methods(comparison: RunComparison) -> str:
@@ -265,7 +282,7 @@ def _p_methods(comparison: RunComparison) -> str:
     floors = [c for c in comparison.comparisons if c.p_floor_limited]
     if floors:
         text += (
-            f" {count(len(floors))} pairs have no such p-value: no resample of "
+            f" {counted(len(floors), 'pair has', 'pairs have')} no such p-value: no resample of "
             f"{count(floors[0].resamples)} crosses zero, so their p-value is below "
             f"{pvalue(floors[0].p_floor)}, and their Holm-adjusted value is an upper bound, as "
             "is any raised to match it (shown with <)."
@@ -328,8 +345,8 @@ def _same_family(summary: RunSummary, analysis: Analysis) -> list[Block]:
         Heading("Same-family verdicts", 3),
         Para(
             f"{judges} shares a family with {', '.join(same.systems)}: "
-            f"{count(same.flagged_pairs)} pair judgments are flagged (allowed by the config), "
-            f"{count(same.cross_family_pairs)} are cross-family. Without the flagged pairs "
+            f"{counted(same.flagged_pairs, 'pair judgment')} flagged (allowed by the config), "
+            f"{count(same.cross_family_pairs)} cross-family. Without the flagged pairs "
             f"{', '.join(same.systems)} drop out (every pair of theirs is flagged) and the "
             "others are ranked among themselves, so their ranks renumber; what matters is "
             "whether their order holds:"

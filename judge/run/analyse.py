@@ -8,20 +8,22 @@ intervals), `same_family` (what the verdicts of a judge on its own family's syst
 `calibration` (agreement with intervals, human ceiling, gate, corrected estimates), `literature`
 (the judge's published verdicts: agreement on every labelled key, and whether this run
 reproduces them), `data` and `decision` (what the data supports and how many items would change
-it)."""
+it), `audit` (verdicts to inspect: `judge.run.audit`)."""
 
 from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from judge.config import RunConfig
 from judge.errors import DataError
-from judge.labels import load_labels, load_table, run_judgments, run_labels
+from judge.labels import judgment_table, load_labels, load_table, run_judgments, run_labels
+from judge.run.answer import answer, trust_reason
+from judge.run.audit import audit_section
 from judge.run.canaries import canary_section
 from judge.rundir import RunDir
 from judge.summary import (
@@ -41,8 +43,10 @@ from judge.summary import (
     WinRate,
     WinRatesByStratum,
 )
+from judge.summary_canary import Canaries
 
 _CONFIDENCE = 0.95
+C = TypeVar("C", bound=Comparison)
 _MAX_STRATUM_VALUES = 20
 
 
@@ -57,19 +61,29 @@ def analyse_run(
     from calibration.labels import LabelError
 
     human_path = human or run_labels(rundir, config)
-    rows, strata = run_judgments(rundir)
+    table = judgment_table(rundir)
+    rows, strata = run_judgments(rundir, table=table)
     judge = str(rows["judge"].iloc[0]) if len(rows) else None
     pairwise = "score_a" in rows.columns
     by = _stratum(config.compare.strata, strata)
     try:
-        comparison = RunComparison.model_validate(
-            {"judge": judge, **_compare(rows, config, by, pairwise)}
+        comparison = _winner_first(
+            RunComparison.model_validate({"judge": judge, **_compare(rows, config, by, pairwise)})
         )
         # Read once: the calibration and the literature check use the same human labels.
         labels = None if human_path is None else load_labels(human_path)
         judge_table, kind = _judge_labels(rows, strata)
         calibration = _calibration(judge_table, kind, labels, human_path, strata, config)
         same_family = _same_family(rows, config, by) if pairwise else None
+        canaries = canary_section(
+            summary.canary_setup,
+            rundir,
+            comparison,
+            threshold=config.canaries.threshold if config.canaries else 0.0,
+            confidence=_CONFIDENCE,
+            floor=None if pairwise else float(_score_scale(config)[0]),
+        )
+        decision = _decision(comparison, same_family, calibration, canaries)
         analysis = Analysis(
             comparison=comparison,
             win_rates=_win_rates(rows, config) if pairwise else None,
@@ -80,15 +94,9 @@ def analyse_run(
             calibration=calibration,
             literature=_literature(judge_table, labels, config),
             data=_data_overview(rundir, strata, comparison, summary),
-            decision=_decision(comparison, same_family, calibration),
-            canaries=canary_section(
-                summary.canary_setup,
-                rundir,
-                comparison,
-                threshold=config.canaries.threshold if config.canaries else 0.0,
-                confidence=_CONFIDENCE,
-                floor=None if pairwise else float(_score_scale(config)[0]),
-            ),
+            decision=decision,
+            audit=audit_section(config, rundir, table, comparison, decision, labels),
+            canaries=canaries,
         )
     except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:
         raise DataError(str(exc), path=str(rundir.path)) from None
@@ -149,6 +157,17 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
         ci=_CONFIDENCE,
     )
     return report.to_dict()
+
+
+def _winner_first(comparison: C) -> C:
+    """Every pair with the system ahead first: the report reads positive differences, never a
+    negative one to invert (the statistics computed each pair in name order)."""
+    return comparison.model_copy(
+        update={
+            "comparisons": [c.winner_first() for c in comparison.comparisons],
+            "by_stratum": [c.winner_first() for c in comparison.by_stratum],
+        }
+    )
 
 
 def _win_rates(rows: pd.DataFrame, config: RunConfig) -> list[WinRate]:
@@ -215,7 +234,7 @@ def _same_family(rows: pd.DataFrame, config: RunConfig, by: str | None) -> SameF
         systems=own,
         flagged_pairs=int(flagged.sum()),
         cross_family_pairs=len(cross),
-        cross_family_only=None if only is None else Comparison.model_validate(only),
+        cross_family_only=None if only is None else _winner_first(Comparison.model_validate(only)),
     )
 
 
@@ -407,7 +426,10 @@ def _items_needed(comparison: Comparison, pair: PairDiff, c: Neighbour) -> dict[
 
 
 def _decision(
-    comparison: Comparison, same_family: SameFamily | None, calibration: Calibration | None
+    comparison: RunComparison,
+    same_family: SameFamily | None,
+    calibration: Calibration | None,
+    canaries: Canaries | None = None,
 ) -> Decision:
     """What the comparison supports: the leader and the systems sharing its rank, and for each
     neighbouring pair of the ranking whether it is told apart and the items that would tell
@@ -423,10 +445,12 @@ def _decision(
         neighbours.append(RankedNeighbour(**c.model_dump(), **_items_needed(comparison, pair, c)))
     strata = list(dict.fromkeys(str(c.stratum) for c in comparison.by_stratum))
     gate = calibration.gate.verdict if calibration is not None else None
+    tied = [r.system for r in ranking[1:] if r.rank == ranking[0].rank]
     return Decision(
+        answer=answer(comparison, canaries, calibration, tied, neighbours),
         self_preference_check=_self_preference_check(same_family, calibration),
         leader=ranking[0].system if ranking else None,
-        leader_tied_with=[r.system for r in ranking[1:] if r.rank == ranking[0].rank],
+        leader_tied_with=tied,
         neighbours=neighbours,
         neighbours_by_stratum={
             stratum: [_oriented(comparison, n.upper, n.lower, stratum) for n in neighbours]
@@ -434,4 +458,5 @@ def _decision(
         },
         gate=gate or "not calibrated",
         trusted=gate == "trusted",
+        trust_reason=trust_reason(calibration),
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from calibration.correction import wilson, z_quantile
+from judge.aggregate import TEXT_FIELDS
 from judge.canaries import PADDED, is_canary
 from judge.labels import load_table
 from judge.rundir import RunDir
@@ -118,7 +119,7 @@ def _as_judged(rows: pd.DataFrame, column: str) -> pd.DataFrame:
 
 
 def _table(path: Path) -> pd.DataFrame:
-    return load_table(path) if path.is_file() else pd.DataFrame()
+    return load_table(path, drop=TEXT_FIELDS) if path.is_file() else pd.DataFrame()
 
 
 Outcomes = dict[tuple[str, str, str], Counter[str]]
@@ -236,5 +237,7 @@ def _gate(rate: CanaryRate) -> GateOutcome:
         expression=f"canary {rate.canary} vs {rate.opponent} ({rate.judge}) <= {rate.limit:g}",
         passed=not rate.fooled,
         value=rate.win_rate,
+        ci_low=rate.ci_low,
+        ci_high=rate.ci_high,
         reason=f"{rate.judge} {verdict} by {rate.canary} against {rate.opponent}: {shown}",
     )

@@ -39,9 +39,7 @@ def failed_gates(summary: RunSummary) -> list[GateOutcome]:
     analysis)."""
     if summary.analysis is None:
         return []
-    canaries = summary.analysis.canaries
-    gates = [*summary.analysis.comparison.gates, *(canaries.gates if canaries else [])]
-    return [g for g in gates if not g.passed]
+    return [g for _, g in summary.analysis.gates() if not g.passed]
 
 
 def status_of(summary: RunSummary) -> Status:

@@ -34,6 +34,10 @@ def write_outputs(config: RunConfig, rundir: RunDir, *, summary_file: bool = Tru
         lengths = {b.blind_id: len(b.output) for b in store.iter_blinded()}
         pairs = list(store.iter_pairs())
         results = list(store.iter_results())
+    # Memory: every result (rendered prompts, replies) is held here, as it always was. The
+    # judgment rows quote the reasoning and unparseable replies these results already hold
+    # (references, not copies: `as_rows` deep-copies, and str is immutable); only the Parquet
+    # writer copies those texts once more, into Arrow buffers, while it writes.
     absolute = bool(results) and results[0].request.kind == "absolute"
     canaries = meta.get("canaries")
     # Canaries are judged as any system is, and set apart here: nothing downstream of the

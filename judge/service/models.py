@@ -26,6 +26,36 @@ class Progress(BaseModel):
     spent_usd: float
 
 
+class GateStatus(BaseModel):
+    """One configured check of an analysed run, as `summary.json` holds it."""
+
+    kind: Literal["compare", "canary"]
+    """A `compare.gates` expression, or a canary's check (one per canary and judge)."""
+    expression: str
+    passed: bool
+    value: float | None
+    """What the check compared: the gate's left-hand side, a canary's win rate."""
+    ci_low: float | None
+    ci_high: float | None
+    """The interval of the statistic `value` comes from; null for a number."""
+    reason: str
+    """One line naming the deciding statistics."""
+
+
+class RunAnswer(BaseModel):
+    """The run's answer to its config's `question`, as the report's first screen gives it."""
+
+    outcome: Literal["yes", "no", "not settled"]
+    """no: a gate failed; not settled: the judge is untrusted, or (without compare.gates) the
+    leader is not told apart from the next system; yes otherwise."""
+    text: str
+    """The answer in one sentence."""
+    judge: str
+    """The judge's trust verdict: trusted, provisional, untrusted or not calibrated."""
+    judge_reason: str
+    """Why, in one line."""
+
+
 class RunInfo(BaseModel):
     id: str
     name: str
@@ -44,6 +74,11 @@ class RunInfo(BaseModel):
     has_labels: bool
     progress: Progress | None = None
     """Null in listings; and while the run is not prepared."""
+    gates: list[GateStatus] | None = None
+    """Every configured gate with its outcome (empty: none configured), once the run is
+    finished and analysed. Null in listings, and before."""
+    answer: RunAnswer | None = None
+    """Null in listings, and until the run is finished and analysed."""
 
 
 class RunList(BaseModel):
@@ -55,7 +90,10 @@ class RunList(BaseModel):
 
 class JudgmentsPage(BaseModel):
     items: list[dict[str, Any]]
-    """Rows of `judgments.jsonl` (one unblinded judgment per pair and judge)."""
+    """Rows of `judgments.jsonl` (one unblinded judgment per pair and judge): winners, both
+    orders' verdicts, request ids (`request_ab`, `request_ba`) and the judge's reasoning
+    (`reasoning_ab`, `reasoning_ba`), or why an order has none (`failure_ab`) and the reply it
+    could not parse (`reply_ab`)."""
     total: int
     """Rows matching the filters."""
     limit: int

@@ -17,7 +17,7 @@ from judge.rundir import RunDir
 from judge.service.auth import Principal
 from judge.service.db import as_utc, runs, tokens, uploads, utc_now
 from judge.service.layout import RUN_ID, RunPaths, run_paths
-from judge.service.models import Progress, RunInfo
+from judge.service.models import GateStatus, Progress, RunAnswer, RunInfo
 from judge.service.problems import ProblemError, not_found
 
 _COLUMNS = (*runs.c, tokens.c.name.label("owner"))
@@ -154,7 +154,32 @@ def run_info(data_dir: Path, row: Row[Any], *, with_progress: bool) -> RunInfo:
         attempts=row.attempts,
         has_labels=row.labels_file is not None,
         progress=progress(paths.run_dir) if with_progress else None,
+        **(_decision(paths) if with_progress and row.status == "finished" else {}),
     )
+
+
+def _decision(paths: RunPaths) -> dict[str, Any]:
+    """The gates and the answer of a finished run's `summary.json` (none when it has no
+    analysis, or was written by an older version: `GET .../summary.json` says so)."""
+    from judge.errors import DataError
+
+    rundir = paths.rundir
+    try:
+        analysis = rundir.read_summary().analysis if rundir.has_summary() else None
+    except DataError:
+        return {}
+    if analysis is None:
+        return {}
+    decision = analysis.decision
+    return {
+        "gates": [GateStatus(kind=kind, **g.model_dump()) for kind, g in analysis.gates()],
+        "answer": RunAnswer(
+            outcome=decision.answer.outcome,
+            text=decision.answer.text,
+            judge=decision.gate,
+            judge_reason=decision.trust_reason,
+        ),
+    }
 
 
 def progress(run_dir: Path) -> Progress | None:

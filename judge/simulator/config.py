@@ -16,7 +16,7 @@ ReplyStyle = Literal["json", "mtbench", "text"]
 class LatencyConfig(BaseModel):
     """How long the simulated judge "thinks" before a reply (rate-limit rejections are instant)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     kind: Literal["fixed", "lognormal"] = "fixed"
     """`fixed`: always `median_s`; `lognormal`: `median_s * exp(sigma * N(0, 1))`."""
@@ -29,13 +29,14 @@ class LatencyConfig(BaseModel):
 class SimulatorConfig(BaseModel):
     """Everything the simulated judge does, deterministically from `seed`."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     seed: int = 0
     """Seeds every draw: same seed and same request content give the same verdict."""
     family: str | None = None
     """Family of the simulated judge (`openai`, `anthropic`, ...), which decides whose markers
-    it prefers. None: inferred per request from the requested model name (`family_of`)."""
+    it prefers (`self_preference`). null: inferred per request from the requested model name,
+    as for judges."""
 
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
     """Reply latency distribution."""
@@ -87,9 +88,9 @@ class SimulatorConfig(BaseModel):
 
     rpm_capacity: float | None = Field(None, gt=0.0)
     """Server-side requests-per-minute limit (token bucket); excess requests get 429 with
-    Retry-After. None: unlimited."""
+    Retry-After. null: unlimited."""
     rpm_burst: int | None = Field(None, ge=1)
-    """Token bucket size; None: one second's worth of `rpm_capacity` (at least 1)."""
+    """Token bucket size; null: one second's worth of `rpm_capacity` (at least 1)."""
 
     @model_validator(mode="after")
     def _fault_rates_fit(self) -> SimulatorConfig:

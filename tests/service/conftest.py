@@ -313,6 +313,17 @@ def read_judgments(path: Path) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r["pair_id"], r["judge"]))
 
 
+RUN_SPECIFIC = ("request_ab", "request_ba")
+"""Judgment fields that differ between two runs of one config here: a request id hashes the
+judge's endpoint, and each test's simulator listens on a port of its own."""
+
+
+def comparable(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Judgments in a fixed order, without the fields that name one run's requests."""
+    kept = [{k: v for k, v in r.items() if k not in RUN_SPECIFIC} for r in rows]
+    return sorted(kept, key=lambda r: (r["pair_id"], r["judge"]))
+
+
 def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     return subprocess.run(

@@ -14,6 +14,7 @@ import pytest
 from judge.simulator import SimulatorConfig, running_simulator
 from tests.service.conftest import (
     backend_of,
+    comparable,
     judge_spec,
     make_token,
     run_config,
@@ -84,7 +85,7 @@ def test_sigkilled_server_resumes_without_paying_twice(db_url, live_server, refe
     assert progress["total"] == total and progress["pending"] == 0 and progress["failed"] == 0
     # Nothing lost: the same judgments as the uninterrupted `judge run`.
     rows = client.get(f"/v1/runs/{run_id}/judgments", params={"limit": 1000}).json()["items"]
-    assert sorted(rows, key=lambda r: (r["pair_id"], r["judge"])) == reference["judgments"]
+    assert comparable(rows) == comparable(reference["judgments"])
     # The labels given at submission were applied after the restart, as `judge run` would.
     calibration = client.get(f"/v1/runs/{run_id}/calibration").json()
     expected = reference["summary"]["calibration"]
@@ -143,7 +144,7 @@ def test_graceful_stop_requeues_and_the_next_server_finishes(
         stats = sim.stats()
     assert info["status"] == "finished" and info["attempts"] == 2
     rows = client.get(f"/v1/runs/{run['id']}/judgments", params={"limit": 1000}).json()["items"]
-    assert sorted(rows, key=lambda r: (r["pair_id"], r["judge"])) == reference["judgments"]
+    assert comparable(rows) == comparable(reference["judgments"])
     assert (
         stats["answered"]
         == info["progress"]["total"] - info["progress"]["cached"] + stats["duplicates"]

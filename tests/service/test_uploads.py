@@ -234,18 +234,37 @@ def test_query_parameter_errors_name_the_parameter_not_server_paths(env: Env, ca
 
 def test_a_failed_compare_gate_ends_a_complete_run(env: Env) -> None:
     """`judge run` exits 1 when a `compare.gates` check fails; the run is complete: finished,
-    with a note, and the verdict in summary.json."""
-    config = config_for(
-        env.sim_url, compare={"resamples": 200, "gates": ["diff(sys-a, sys-b) >= 2"]}
-    )
+    with a note, the verdict in summary.json, and every gate's outcome and the answer in the
+    run's status, as summary.json has them."""
+    passes, fails = "winrate(sys-a, sys-b) >= 0", "diff(sys-a, sys-b) >= 2"
+    config = config_for(env.sim_url, compare={"resamples": 200, "gates": [passes, fails]})
     client = env.client(env.alice)
     created = client.post("/v1/runs", files=files_for(env.data, config))
     assert created.status_code == 201, created.text
+    assert created.json()["gates"] is None and created.json()["answer"] is None
     info = wait_for(client, created.json()["id"], {"finished", "failed"}, 60)
     assert info["status"] == "finished", info
-    assert info["error"] == (
-        "a gate failed: diff(sys-a, sys-b) >= 2 (see comparison.gates and canaries.gates)"
-    )
+    assert info["error"] == (f"a gate failed: {fails} (see comparison.gates and canaries.gates)")
     summary = client.get(f"/v1/runs/{info['id']}/summary.json").json()
     assert summary["comparison"]["gates_passed"] is False
     assert client.get(f"/v1/runs/{info['id']}/judgments").json()["total"] == 10
+    status = client.get(f"/v1/runs/{info['id']}").json()
+    assert [(g["kind"], g["expression"], g["passed"]) for g in status["gates"]] == [
+        ("compare", passes, True),
+        ("compare", fails, False),
+    ]
+    for shown, stored in zip(status["gates"], summary["comparison"]["gates"], strict=True):
+        assert {k: shown[k] for k in ("value", "ci_low", "ci_high", "reason")} == {
+            k: stored[k] for k in ("value", "ci_low", "ci_high", "reason")
+        }
+    decision = summary["decision"]
+    assert status["answer"] == {
+        "outcome": "no",
+        "text": decision["answer"]["text"],
+        "judge": "not calibrated",
+        "judge_reason": decision["trust_reason"],
+    }
+    assert status["answer"]["text"].startswith(f"No: the gate {fails} failed (value ")
+    # Listings stay light: no summary is read for them.
+    (listed,) = [r for r in client.get("/v1/runs").json()["items"] if r["id"] == info["id"]]
+    assert listed["gates"] is None and listed["answer"] is None

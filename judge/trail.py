@@ -1,0 +1,219 @@
+"""One item's audit trail (`judge show RUN_DIR ITEM_ID`): the question, every system's
+response as the judge saw it, each judgment at its line of `judgments.jsonl`, and for each of
+its requests the reply and verdict the store holds, whole. The report's examples name the
+same lines and request ids; this reads them back without knowing SQL."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from judge.errors import DataError
+from judge.rundir import RunDir
+from judge.store import StoredResult
+from judge.types import PANEL
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ShownResponse(_Model):
+    system: str
+    blind_id: str
+    """Its row in store.sqlite `blinded_responses`."""
+    output: str
+    """As the judge saw it: identity markers scrubbed."""
+    earlier_turns: int
+
+
+class RequestTrail(_Model):
+    request_id: str
+    """Its row in store.sqlite `judge_requests`, and its reply's in `judge_responses` and
+    `verdicts`."""
+    judge: str
+    order: Literal["AB", "BA"]
+    first: str
+    """The system shown first ("A")."""
+    status: Literal["pending", "error", "verdict", "parse_failure"]
+    reply: str | None
+    """The reply as received (None: pending, or an error)."""
+    label: str | None
+    """The verdict in presented-slot terms (A, B, tie)."""
+    reasoning: str | None
+    failure: str | None
+    """The parse failure's reason, or the request's error."""
+    provider_request_id: str | None
+    cached: bool | None
+
+
+class JudgmentTrail(_Model):
+    line: int
+    """Its line in judgments.jsonl (from 1)."""
+    row: dict[str, Any]
+    requests: list[RequestTrail]
+    """The judgment's requests (none for a panel row: its members' rows have them)."""
+
+
+class ItemTrail(_Model):
+    item_id: str
+    question: str
+    """The item's prompt (a conversation as role: text lines)."""
+    responses: list[ShownResponse]
+    judgments: list[JudgmentTrail]
+
+
+def item_trail(rundir: RunDir, item_id: str, systems: list[str] | None = None) -> ItemTrail:
+    """The trail of `item_id` (its judgments of pairs holding all of `systems`, if given).
+    A DataError names the fix when the run has no such item or no judgments."""
+    from judge import store_lookup
+
+    if not rundir.has_store():  # a read: never create a run dir
+        raise DataError("not a run directory (no store.sqlite)", path=str(rundir.path))
+    if not rundir.has_judgments():
+        raise DataError(
+            "no judgments.jsonl yet: finish the run (`judge run`) or write what the store "
+            "holds (`judge report`)",
+            path=str(rundir.path),
+        )
+    found = _judgment_rows(rundir, item_id, set(systems or ()))
+    with rundir.open_store() as store:
+        items = store_lookup.items(store, [item_id])
+        if item_id not in items:
+            raise DataError(f"no item {item_id!r} in this run", path=str(rundir.store_file))
+        pairs = store_lookup.pairs(store, {row["pair_id"] for _, row in found})
+        outputs = store_lookup.blinded(
+            store, [b for p in pairs.values() for b in (p.slot_a, p.slot_b)]
+        )
+        wanted = [row.get(f"request_{side}") for _, row in found for side in ("ab", "ba")]
+        results = store_lookup.results(store, [r for r in wanted if r is not None])
+    if not found:
+        raise DataError(
+            f"item {item_id!r} has no judgment"
+            + (f" of a pair holding {', '.join(systems)}" if systems else "")
+            + ": check the system names (judgments.jsonl holds the judged pairs)",
+            path=str(rundir.judgments_jsonl),
+        )
+    shown: dict[str, ShownResponse] = {}
+    for _, row in found:
+        pair = pairs[row["pair_id"]]
+        for system, blind_id in ((row["system_a"], pair.slot_a), (row["system_b"], pair.slot_b)):
+            response = outputs[blind_id]
+            shown[system] = ShownResponse(
+                system=system,
+                blind_id=blind_id,
+                output=response.output,
+                earlier_turns=len(response.context),
+            )
+    return ItemTrail(
+        item_id=item_id,
+        question=_question(items[item_id].prompt),
+        responses=[shown[s] for s in sorted(shown)],
+        judgments=[
+            JudgmentTrail(line=line, row=row, requests=_requests(row, results))
+            for line, row in found
+        ],
+    )
+
+
+def _judgment_rows(
+    rundir: RunDir, item_id: str, systems: set[str]
+) -> list[tuple[int, dict[str, Any]]]:
+    """(line, row) of the item's pairwise judgments, streamed: the file is never held whole."""
+    found = []
+    # The id as the file spells it (escapes and all): a cheap test before parsing a line.
+    needle = json.dumps(item_id, ensure_ascii=False)[1:-1].encode("utf-8")
+    with rundir.judgments_jsonl.open("rb") as fh:
+        for number, line in enumerate(fh, 1):
+            if needle not in line:
+                continue
+            row = json.loads(line)
+            if row.get("item_id") != item_id or "pair_id" not in row:
+                continue
+            if systems <= {row["system_a"], row["system_b"]}:
+                found.append((number, row))
+    return found
+
+
+def _requests(row: dict[str, Any], results: dict[str, StoredResult]) -> list[RequestTrail]:
+    if row["judge"] == PANEL:
+        return []
+    out = []
+    for order, first, side in (("AB", row["system_a"], "ab"), ("BA", row["system_b"], "ba")):
+        request_id = row.get(f"request_{side}")
+        if request_id is None or request_id not in results:
+            continue
+        result = results[request_id]
+        response, verdict = result.response, result.verdict
+        failure = row.get(f"failure_{side}")
+        out.append(
+            RequestTrail(
+                request_id=request_id,
+                judge=result.request.judge,
+                order=order,  # type: ignore[arg-type]
+                first=first,
+                status=result.status,
+                reply=None if response is None else response.text,
+                label=None if verdict is None else verdict.label,
+                reasoning=None if verdict is None else verdict.reasoning,
+                failure=failure,
+                provider_request_id=None if response is None else response.provider_request_id,
+                cached=None if response is None else response.cached,
+            )
+        )
+    return out
+
+
+def _question(prompt: Any) -> str:
+    if isinstance(prompt, str):
+        return prompt
+    return "\n".join(f"{m.role}: {m.content}" for m in prompt)
+
+
+def render_trail(trail: ItemTrail) -> str:
+    """The trail as text for a terminal: every text whole, indented under its label."""
+    out = [f"item {trail.item_id}", "question:", _indent(trail.question)]
+    for r in trail.responses:
+        turns = f", after {r.earlier_turns} earlier messages" if r.earlier_turns else ""
+        out += [
+            f"{r.system}: response {r.blind_id} (store.sqlite blinded_responses{turns}):",
+            _indent(r.output),
+        ]
+    for j in trail.judgments:
+        row = j.row
+        winner = row.get("winner")
+        said = "no verdict" if winner is None else "a tie" if winner == "tie" else f"{winner} won"
+        out.append(
+            f"judgment by {row['judge']}, {row['system_a']} vs {row['system_b']}: {said} "
+            f"(judgments.jsonl line {j.line})"
+        )
+        for q in j.requests:
+            second = row["system_b"] if q.first == row["system_a"] else row["system_a"]
+            named = {"A": q.first, "B": second, "tie": "a tie"}
+            said = f"verdict {q.label} = {named[q.label]}" if q.label else q.status
+            out.append(
+                f"  {q.order} ({q.first} shown first): request {q.request_id} "
+                f"(store.sqlite judge_requests, judge_responses, verdicts); {said}"
+                + (f"; provider id {q.provider_request_id}" if q.provider_request_id else "")
+            )
+            if q.reasoning:
+                out += ["    reasoning:", _indent(q.reasoning, 6)]
+            if q.failure:
+                out.append(f"    {q.failure}")
+            if q.reply is not None:
+                out += ["    reply:", _indent(q.reply, 6)]
+    return "\n".join(out)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _indent(text: str, by: int = 2) -> str:
+    """`text` indented, with control characters written as escapes: a candidate's output
+    must not drive the terminal (colours, cursor moves, a cleared screen)."""
+    pad = " " * by
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+    return "\n".join(pad + line for line in (text.split("\n") or [""]))

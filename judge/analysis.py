@@ -57,6 +57,55 @@ def calibrate_tables(
         raise label_error(exc, judge=judge_path, human=human_path) from None
 
 
+def calibrate_source(
+    judge: Path | None,
+    human: Path | None,
+    *,
+    mt_bench: bool = False,
+    judge_name: str | None = None,
+    kind: str | None = None,
+    strata: Sequence[str] | None = None,
+    resamples: int | None = None,
+    seed: int | None = None,
+    shuffle_judge: int | None = None,
+) -> CalibrationReport:
+    """`judge calibrate`: the bundled MT-Bench tables (`mt_bench`; strata default to `turn`),
+    a finished run dir (`calibrate_run`: the run's settings), or two tables (the defaults of
+    `calibrate_tables`)."""
+    from judge.labels import load_judge_table, load_labels, mt_bench_tables
+
+    if kind not in (None, "pairwise", "absolute"):
+        raise ConfigError(f"--kind {kind!r}: expected pairwise or absolute")
+    given = {"resamples": resamples, "seed": seed}
+    if judge is not None and judge.is_dir() and not mt_bench:
+        return calibrate_run(
+            judge,
+            human,
+            judge_name=judge_name,
+            kind=kind,
+            strata=strata or [],
+            shuffle_judge=shuffle_judge,
+            **given,  # type: ignore[arg-type]
+        )
+    if mt_bench:
+        judge_table, human_table = mt_bench_tables()
+        strata = ["turn"] if strata is None else strata
+    elif judge is None or human is None:
+        raise ConfigError("give --judge FILE_OR_RUN_DIR and --human FILE (or --mt-bench)")
+    else:
+        judge_table, human_table = load_judge_table(judge, judge_name), load_labels(human)
+    return calibrate_tables(
+        judge_table,
+        human_table,
+        kind=kind,
+        strata=strata or [],
+        shuffle_judge=shuffle_judge,
+        judge_path=judge,
+        human_path=human,
+        **{k: v for k, v in given.items() if v is not None},  # type: ignore[arg-type]
+    )
+
+
 def calibrate_run(
     run_dir: Path,
     human: Path | None = None,

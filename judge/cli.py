@@ -270,47 +270,23 @@ def calibrate(
     --seed default to the run's, and --human to the labels the run is calibrated against."""
     import json as _json
 
-    from judge.analysis import calibrate_run, calibrate_tables
-    from judge.labels import load_judge_table, load_labels, mt_bench_tables
+    from judge.analysis import calibrate_source
 
     if seed is not None:
         _check_seed("--seed", seed)
     if shuffle_judge is not None:
         _check_seed("--shuffle-judge", shuffle_judge)
-    if kind not in (None, "pairwise", "absolute"):
-        raise ConfigError(f"--kind {kind!r}: expected pairwise or absolute")
-    if judge_labels is not None and judge_labels.is_dir() and not mt_bench:
-        report = calibrate_run(
-            judge_labels,
-            human,
-            judge_name=judge_name,
-            kind=kind,
-            strata=by or [],
-            resamples=resamples,
-            seed=seed,
-            shuffle_judge=shuffle_judge,
-        )
-    else:
-        if mt_bench:
-            judge_table, human_table = mt_bench_tables()
-            strata = by if by is not None else ["turn"]
-        else:
-            if judge_labels is None or human is None:
-                raise ConfigError("give --judge FILE_OR_RUN_DIR and --human FILE (or --mt-bench)")
-            judge_table = load_judge_table(judge_labels, judge_name)
-            human_table = load_labels(human)
-            strata = by or []
-        given = {"resamples": resamples, "seed": seed}  # else calibrate_tables' defaults
-        report = calibrate_tables(
-            judge_table,
-            human_table,
-            kind=kind,
-            strata=strata,
-            shuffle_judge=shuffle_judge,
-            **{k: v for k, v in given.items() if v is not None},  # type: ignore[arg-type]
-            judge_path=judge_labels,
-            human_path=human,
-        )
+    report = calibrate_source(
+        judge_labels,
+        human,
+        mt_bench=mt_bench,
+        judge_name=judge_name,
+        kind=kind,
+        strata=by,
+        resamples=resamples,
+        seed=seed,
+        shuffle_judge=shuffle_judge,
+    )
     if as_json:
         typer.echo(_json.dumps(report.to_dict(), indent=2))
     else:

@@ -113,6 +113,11 @@ class RunDir:
         return self.path / "report.html"
 
     @property
+    def analysis_files(self) -> list[str]:
+        """The names of the files an analysis writes (beside the figures)."""
+        return [self.summary_file.name, self.report_md.name, self.report_html.name]
+
+    @property
     def plots_dir(self) -> Path:
         return self.path / PLOTS
 

@@ -90,4 +90,4 @@ def refresh_analysis(paths: RunPaths) -> list[str]:
     # The stored config stays as prepared, so its hash (checked when the run resumes) does not
     # change when labels arrive later: the run dir keeps them, and the analysis finds them.
     finish_run(load_config(paths.config), rundir)
-    return [rundir.summary_file.name, rundir.report_md.name, rundir.report_html.name]
+    return rundir.analysis_files

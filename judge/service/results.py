@@ -272,9 +272,19 @@ def _replace_labels(
     if _status(engine, row.id) == "finished" and rundir.has_judgments():
         # Analysed with them at once (`judge report --human` does the same); kept only if
         # that succeeds, else the labels in use stay.
-        refreshed = _relabel(paths, staged, names)
+        from judge.config import load_config
+        from judge.run import relabel_run
+
+        try:
+            relabel_run(load_config(paths.config), rundir, staged, move=True)
+        except RunDirBusy:
+            rundir.keep_labels(staged, move=True)
+            record_labels(engine, row.id, record)
+            raise _busy() from None
+        except (ConfigError, DataError) as exc:
+            raise _analysis_failed(exc, names) from None
         record_labels(engine, row.id, record)
-        return rows, summary_section(paths, "calibration"), refreshed
+        return rows, summary_section(paths, "calibration"), rundir.analysis_files
     rundir.keep_labels(staged, move=True)
     record_labels(engine, row.id, record)
     if _status(engine, row.id) != "finished":
@@ -287,21 +297,6 @@ def _replace_labels(
     except (ConfigError, DataError) as exc:
         raise _analysis_failed(exc, names) from None
     return rows, summary_section(paths, "calibration"), refreshed
-
-
-def _relabel(paths: RunPaths, staged: Path, names: dict[str, str]) -> list[str]:
-    from judge.config import load_config
-    from judge.run import relabel_run
-
-    rundir = paths.rundir
-    try:
-        relabel_run(load_config(paths.config), rundir, staged, move=True)
-    except RunDirBusy:
-        rundir.keep_labels(staged, move=True)
-        raise _busy() from None
-    except (ConfigError, DataError) as exc:
-        raise _analysis_failed(exc, names) from None
-    return [rundir.summary_file.name, rundir.report_md.name, rundir.report_html.name]
 
 
 def _busy() -> ProblemError:

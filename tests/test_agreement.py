@@ -31,6 +31,7 @@ from calibration.bootstrap_alpha import (
 )
 from calibration.calibrate import calibrate
 from calibration.labels import LabelError
+from judge.errors import DataError
 
 
 def _reliability(seed: int, raters: int = 4, units: int = 150, values: int = 5) -> np.ndarray:
@@ -419,5 +420,6 @@ def test_a_run_calibrates_scores_on_its_rubric_scale(tmp_path) -> None:
     assert result.overall.confusion.labels[2] == "3.0"
     ref = cohen_kappa_score(a, b, labels=[1, 2, 3, 4, 5], weights="quadratic")
     assert result.overall.metrics["kappa_quadratic"].value == pytest.approx(ref, abs=1e-12)
-    with pytest.raises(LabelError, match="0 is not on the rubric's scale"):
+    # Named by the labels file and its row (not the run dir): the file is what to fix.
+    with pytest.raises(DataError, match=r"h\.csv, row 1, field 'score': 0 is not on the rubric"):
         _calibration(judge, "absolute", human.assign(score=0), tmp_path / "h.csv", [], config)

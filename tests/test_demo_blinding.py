@@ -64,7 +64,18 @@ ALLOWED_CONTEXTS = [
 ]
 
 
+# Every match of FORBIDDEN or AMBIGUOUS contains one of these (case-folded): a text holding none
+# has no violation, and the regexes (slow: 20 MB of prompts) run only on the few that do.
+_NEEDLES = (
+    *("alpaca", "claude", "gpt", "llama", "vicuna", "lmsys", "open", "anthropic", "meta"),
+    *("stanford", "facebook", "google"),
+)
+
+
 def _violations(text: str) -> list[str]:
+    folded = text.casefold()
+    if not any(needle in folded for needle in _NEEDLES):
+        return []
     found = [m.group(0) for m in FORBIDDEN.finditer(text)]
     for m in AMBIGUOUS.finditer(text):
         window = text[max(0, m.start() - 20) : m.end() + 20]
@@ -121,9 +132,9 @@ def _response_derived_texts(run_dir: Path) -> dict[str, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    tmp = tmp_path_factory.mktemp("demo")
-    return _prepare(tmp, scrub=True), _prepare(tmp, scrub=False)
+def demo_runs(demo: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The session's demo run (scrubbed, judged) and the demo prepared without scrubbing."""
+    return demo, _prepare(tmp_path_factory.mktemp("demo"), scrub=False)
 
 
 def test_no_identity_marker_in_any_judge_visible_artifact(demo_runs: tuple[Path, Path]) -> None:
@@ -139,6 +150,38 @@ def test_no_identity_marker_in_any_judge_visible_artifact(demo_runs: tuple[Path,
     report = json.loads((run_dir / "scrub_report.json").read_text())
     print(f"\nscrubbed: {report['total']} markers; by rule {report['by_rule']}")
     assert report["total"] > 0
+    # ...while the report, written for the owner, names them.
+    page = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert all(system in page for system in SYSTEMS)
+
+
+def test_the_prefilter_misses_no_match() -> None:
+    # `_violations` skips texts holding no needle: every pattern's match must hold one.
+    samples = [
+        "Alpaca-13B",
+        "CLAUDE v1",
+        "Chat GPT",
+        "gpt4",
+        "LLaMA 2",
+        "Vicuna-13b-v1.2",
+        "open-ai",
+        "OpenAI",
+        "LMSYS",
+        "Anthropic",
+        "Meta",
+        "Stanford",
+        "Facebook",
+        "Google",
+        "llama_13b",
+        "gpt-3.5-turbo",
+    ]
+    for text in samples:
+        matches = [m.group(0) for m in FORBIDDEN.finditer(text)]
+        matches += [m.group(0) for m in AMBIGUOUS.finditer(text)]
+        assert matches, text
+        for match in matches:
+            assert any(needle in match.casefold() for needle in _NEEDLES), match
+        assert _violations(text), text
 
 
 def test_the_check_finds_leaks_when_scrubbing_is_off(demo_runs: tuple[Path, Path]) -> None:

@@ -102,19 +102,16 @@ def test_bad_recording_names_line_and_field(tmp_path: Path) -> None:
         RecordedProvider(JudgeSpec(model="recorded/x"))
 
 
-def test_demo_replays_gpt4_through_the_runner(tmp_path: Path) -> None:
-    """The recorded GPT-4 verdicts go through run -> parse -> store -> aggregate: every request
-    answered, and the order-inconsistent share equals the published 380 of 2,400 verdicts on
-    the pairs whose both answers are bundled."""
-    from judge.config import load_config
-    from judge.run import run_pipeline
+def test_demo_replays_gpt4_through_the_runner(demo: Path) -> None:
+    """The recorded GPT-4 verdicts go through run -> parse -> store -> aggregate (the session's
+    `judge run configs/demo.yaml`): every request answered, and the order-inconsistent share
+    equals the published 380 of 2,400 verdicts on the pairs whose both answers are bundled."""
     from tests.helpers import REPO
 
-    outcome = run_pipeline(load_config(REPO / "configs" / "demo.yaml"), tmp_path / "runs" / "d")
-    counts = outcome.summary.counts.model_dump()
+    counts = json.loads((demo / "summary.json").read_text(encoding="utf-8"))["counts"]
     assert counts["requests"] == 4508 and counts["pending"] == 0
     assert counts["errors"] == 0 and counts["parse_failures"] == 0
-    rows = [json.loads(line) for line in (tmp_path / "runs" / "d" / "judgments.jsonl").open()]
+    rows = [json.loads(line) for line in (demo / "judgments.jsonl").open()]
     assert len(rows) == 2254
     recorded = [
         json.loads(line)

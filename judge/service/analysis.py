@@ -18,8 +18,15 @@ from judge.service.layout import RunPaths
 
 
 def labels_file(paths: RunPaths) -> Path | None:
-    """The run's uploaded human labels, kept by its run dir (`RunDir.human_labels`)."""
-    return paths.rundir.human_labels()
+    """The run's uploaded human labels, kept by its run dir (`RunDir.human_labels`). A run
+    stored by an earlier version kept them as `inputs/labels.*`: they move into the run dir
+    the first time they are looked for, so an upgrade loses no labels."""
+    kept = paths.rundir.human_labels()
+    if kept is None:
+        legacy = sorted(p for p in paths.inputs.glob("labels.*") if not p.name.endswith(".tmp"))
+        if legacy and paths.rundir.path.is_dir():
+            kept = paths.rundir.keep_labels(legacy[0], move=True)
+    return kept
 
 
 def calibration_of(

@@ -111,7 +111,8 @@ def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
         # One process: nothing outlives this one when the server dies.
         outcome = run_pipeline(config, paths.rundir, workers=1, cache_path=cache)
     except JudgeError as exc:
-        return {"status": "failed", "error": _client_text(str(exc), paths)}
+        rescued = _without_labels(config, paths, exc) if "config" in locals() else None
+        return rescued or {"status": "failed", "error": _client_text(str(exc), paths)}
     except KeyboardInterrupt:
         # Cancelled, or the server went away: what was answered is in the store; aggregate it
         # so a cancelled run still shows its partial judgments.
@@ -136,6 +137,30 @@ def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
         failed = ", ".join(g.expression for g in failed_gates(outcome.summary))
         note = f"a gate failed: {failed} (see comparison.gates and canaries.gates)"
     return _with_labels(paths, note, started)
+
+
+def _without_labels(config: Any, paths: RunPaths, exc: JudgeError) -> dict[str, Any] | None:
+    """A run whose judging is done but whose analysis failed on its uploaded labels (systems
+    that do not match, say): the paid judgments stand. The labels are set aside and the run
+    finished without them, with a note; None when the failure was not theirs."""
+    from judge.run import finish_run
+    from judge.service.analysis import labels_file
+
+    labels = labels_file(paths)
+    if labels is None:
+        return None
+    rejected = labels.with_name(f"rejected-{labels.name}")
+    os.replace(labels, rejected)
+    try:
+        finish_run(config, paths.rundir)
+    except JudgeError:  # not the labels' fault (or not only): put them back, report the first
+        os.replace(rejected, labels)
+        return None
+    message = (
+        f"calibration with the uploaded labels failed: {exc}; the run finished without them "
+        "(kept as rejected-" + labels.name + "): upload corrected labels"
+    )
+    return {"status": "finished", "error": _client_text(message, paths)}
 
 
 def _with_labels(paths: RunPaths, note: str | None, started: float) -> dict[str, Any]:

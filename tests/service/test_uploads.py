@@ -268,3 +268,33 @@ def test_a_failed_compare_gate_ends_a_complete_run(env: Env) -> None:
     # Listings stay light: no summary is read for them.
     (listed,) = [r for r in client.get("/v1/runs").json()["items"] if r["id"] == info["id"]]
     assert listed["gates"] is None and listed["answer"] is None
+
+
+@SQLITE_ONLY
+def test_labels_the_finished_run_cannot_use_do_not_fail_the_paid_run(env: Env) -> None:
+    """Labels given with the submission whose systems match none of the run's: the judging is
+    paid for, so the run finishes (summary, report, judgments) without calibration, with a note
+    naming the problem, and keeps the labels aside for the owner. (Before, the analysis failed
+    on them and the whole run was `failed`, with no report.)"""
+    client = env.client(env.alice)
+    config = config_for(env.sim_url)
+    rows = labels_rows(system_a="sys-x", system_b="sys-y")
+    wrong = jsonl(
+        [{**r, "winner": {"sys-a": "a", "sys-b": "b"}.get(r["winner"], "tie")} for r in rows]
+    )
+    created = client.post(
+        "/v1/runs", files=files_for(env.data, config, labels=("labels.jsonl", wrong))
+    )
+    assert created.status_code == 201, created.text
+    info = wait_for(client, created.json()["id"], {"finished", "failed"}, 60)
+    assert info["status"] == "finished", info
+    assert info["error"].startswith("calibration with the uploaded labels failed"), info
+    assert "sys-x" in info["error"] and "rejected-human_labels.jsonl" in info["error"]
+    assert info["answer"] is not None
+    summary = client.get(f"/v1/runs/{info['id']}/summary.json").json()
+    assert summary["calibration"] is None
+    assert client.get(f"/v1/runs/{info['id']}/report.html").status_code == 200
+    assert client.get(f"/v1/runs/{info['id']}/judgments").json()["total"] == 10
+    run_dir = env.server.data_dir / "runs" / info["id"] / "run"
+    assert (run_dir / "rejected-human_labels.jsonl").is_file()
+    assert not list(run_dir.glob("human_labels.*"))

@@ -51,7 +51,8 @@ class SelfPreferenceCheck(SummaryModel):
 class Answer(SummaryModel):
     """The run's one-sentence answer to its question, by the rule `judge.run.answer` states."""
 
-    outcome: Literal["yes", "no", "not settled"]
+    outcome: Literal["yes", "no", "ranked", "not settled"]
+    """`ranked`: the leader is told apart, and no `compare.gates` say what yes would mean."""
     text: str
     """The sentence, its numbers formatted as the report formats them."""
 
@@ -61,6 +62,10 @@ class Decision(SummaryModel):
     self_preference_check: SelfPreferenceCheck | None
     leader: str | None
     leader_tied_with: list[str]
+    ordered_by: Literal["ranking", "win rate"]
+    """`ranking`: the comparison's ranking (Bradley-Terry, ranks from the paired tests); `win
+    rate`: it had no fit (a system that never lost, say), so the systems are ordered by their
+    mean paired win rate against the others."""
     neighbours: list[RankedNeighbour]
     neighbours_by_stratum: dict[str, list[Neighbour | None]]
     gate: str

@@ -11,7 +11,12 @@ from judge.report.format import counted, estimate, interval, num, pvalue
 from judge.summary import Analysis, RankedNeighbour, RunSummary, SameFamily, TrustGate
 from judge.summary_gate import NonInferiority
 
-_ANSWER_TONE: dict[str, Tone] = {"yes": "good", "no": "bad", "not settled": "warn"}
+_ANSWER_TONE: dict[str, Tone] = {
+    "yes": "good",
+    "ranked": "good",
+    "no": "bad",
+    "not settled": "warn",
+}
 _TRUST_TONE: dict[str, Tone] = {"trusted": "good", "untrusted": "bad"}
 _GATE_SOURCE = {"compare": "compare.gates", "canary": "canaries"}
 
@@ -35,6 +40,11 @@ def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
         tied = decision.leader_tied_with
         lead = f"{decision.leader} ranks first"
         lead += f", not told apart from {', '.join(tied)}" if tied else ""
+        if decision.ordered_by == "win rate":
+            lead += (
+                " (ordered by mean paired win rate: the Bradley-Terry ranking has no finite "
+                "fit, as when a system never lost)"
+            )
         items.append(lead + ".")
     items += [_neighbour(n) for n in decision.neighbours]
     blocks.append(Bullets(items))

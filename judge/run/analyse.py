@@ -425,6 +425,27 @@ def _items_needed(comparison: Comparison, pair: PairDiff, c: Neighbour) -> dict[
     return {"items_needed": needed, "items_needed_level": level, "items_needed_test": test}
 
 
+def _by_win_rate(comparison: RunComparison) -> tuple[list[str], list[str]]:
+    """The systems by their mean paired win rate against the others, when the ranking has no
+    fit (a system that never lost, or never won, leaves Bradley-Terry without a finite
+    estimate: a clear result, not an unsettled one), and the systems not told apart from the
+    first by their paired test."""
+    means = {}
+    for system, row in (comparison.win_rates or {}).items():
+        known = [v for v in row.values() if v is not None]
+        if known:
+            means[system] = sum(known) / len(known)
+    order = sorted(means, key=lambda s: (-means[s], s))
+    if not order:
+        return [], []
+    tied = []
+    for other in order[1:]:
+        pair = _pair(comparison, order[0], other, None)
+        if pair is None or not pair.told_apart:
+            tied.append(other)
+    return order, tied
+
+
 def _decision(
     comparison: RunComparison,
     same_family: SameFamily | None,
@@ -436,20 +457,26 @@ def _decision(
     it apart (`_items_needed`). Ranks come from the same Holm-adjusted tests as "told apart",
     so a system sharing the leader's rank is never told apart from it."""
     ranking = comparison.ranking
+    order = [r.system for r in ranking]
+    tied = [r.system for r in ranking[1:] if r.rank == ranking[0].rank]
+    ordered_by = "ranking"
+    if len(ranking) < 2:
+        order, tied = _by_win_rate(comparison)
+        ordered_by = "win rate" if len(order) > 1 else "ranking"
     neighbours = []
-    for upper, lower in itertools.pairwise(ranking):
-        pair = _pair(comparison, upper.system, lower.system, None)
+    for upper, lower in itertools.pairwise(order):
+        pair = _pair(comparison, upper, lower, None)
         if pair is None:
             continue
-        c = _turned(pair, upper.system, lower.system)
+        c = _turned(pair, upper, lower)
         neighbours.append(RankedNeighbour(**c.model_dump(), **_items_needed(comparison, pair, c)))
     strata = list(dict.fromkeys(str(c.stratum) for c in comparison.by_stratum))
     gate = calibration.gate.verdict if calibration is not None else None
-    tied = [r.system for r in ranking[1:] if r.rank == ranking[0].rank]
     return Decision(
-        answer=answer(comparison, canaries, calibration, tied, neighbours),
+        answer=answer(comparison, canaries, calibration, order, tied, neighbours, same_family),
         self_preference_check=_self_preference_check(same_family, calibration),
-        leader=ranking[0].system if ranking else None,
+        leader=order[0] if order else None,
+        ordered_by=ordered_by,  # type: ignore[arg-type]
         leader_tied_with=tied,
         neighbours=neighbours,
         neighbours_by_stratum={

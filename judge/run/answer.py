@@ -3,23 +3,33 @@ what the report's first screen says, the service's run status carries and the co
 
 The answer's rule, first match wins:
 
-1. **no** — a configured gate failed: a `compare.gates` expression, or a canary's;
-2. **not settled** — the calibration gate found the judge UNTRUSTED: its verdicts cannot
-   decide, whatever they say;
-3. **yes** — `compare.gates` are configured and every one passed: the gates are the question's
-   criteria (the leader is named, told apart or not);
-4. without `compare.gates`: **yes** when the leader is told apart from the system ranked next
-   (the Holm-adjusted paired test, the one meaning of "told apart", from which the ranks come),
-   else **not settled**.
+1. **not settled** — a canary's gate failed: the judge was fooled by an answer that says
+   nothing, so its verdicts cannot decide, whatever they say;
+2. **not settled** — the calibration gate found the judge UNTRUSTED: the same;
+3. **no** — a `compare.gates` expression failed;
+4. **yes** — `compare.gates` are configured and every one passed: the gates are the
+   question's criteria (the leader is named, told apart or not);
+5. without `compare.gates` the run cannot know what "yes" means for its question (replace a
+   model? pick the best?): **ranked** when the leader is told apart from the system ranked next
+   (the Holm-adjusted paired test, the one meaning of "told apart"), and ahead of it head to
+   head; else **not settled**.
 
 A PROVISIONAL or uncalibrated judge does not change the answer: the trust badge beside it says
-how far to rely on it.
+how far to rely on it. A leader judged only by a judge of its own family is said so in the
+answer itself.
 """
 
 from __future__ import annotations
 
 from judge.report.format import counted, interval, num
-from judge.summary import Answer, Calibration, GateOutcome, RankedNeighbour, RunComparison
+from judge.summary import (
+    Answer,
+    Calibration,
+    GateOutcome,
+    RankedNeighbour,
+    RunComparison,
+    SameFamily,
+)
 from judge.summary_canary import Canaries
 
 
@@ -27,36 +37,49 @@ def answer(
     comparison: RunComparison,
     canaries: Canaries | None,
     calibration: Calibration | None,
+    order: list[str],
     leader_tied_with: list[str],
     neighbours: list[RankedNeighbour],
+    same_family: SameFamily | None = None,
 ) -> Answer:
-    """The answer by the module's rule."""
-    gates = [*comparison.gates, *(canaries.gates if canaries is not None else [])]
-    failed = [g for g in gates if not g.passed]
-    ranked = _ranked(comparison, leader_tied_with, neighbours)
-    if failed:
-        if len(failed) == 1:
-            shown = f"the gate {failed[0].expression} failed ({_value(failed[0])})"
-        else:
-            shown = f"{len(failed)} of {counted(len(gates), 'gate')} failed: " + "; ".join(
-                f"{g.expression} ({_value(g)})" for g in failed
-            )
-        return Answer(outcome="no", text=f"No: {shown}.")
+    """The answer by the module's rule; `order`: the systems as the Decision ranks them."""
+    ranked = _ranked(comparison, order, leader_tied_with, neighbours, same_family)
+    fooled = [g for g in (canaries.gates if canaries is not None else []) if not g.passed]
+    if fooled:
+        return Answer(
+            outcome="not settled",
+            text=f"Not settled: the judge was fooled by a canary ({_gates(fooled)}), so its "
+            f"verdicts cannot decide; on them, {ranked.text}.",
+        )
     if calibration is not None and calibration.gate.verdict == "untrusted":
         return Answer(
             outcome="not settled",
             text="Not settled: the calibration gate found the judge UNTRUSTED, so its verdicts "
-            f"cannot decide; on them, {ranked}.",
+            f"cannot decide; on them, {ranked.text}.",
         )
+    failed = [g for g in comparison.gates if not g.passed]
+    if failed:
+        return Answer(outcome="no", text=f"No: {_gates(failed, len(comparison.gates))}.")
     if comparison.gates:
         n = len(comparison.gates)
         passed = "the gate passed" if n == 1 else f"all {counted(n, 'gate')} passed"
-        return Answer(outcome="yes", text=f"Yes: {passed}; {ranked}.")
-    apart = bool(comparison.ranking) and len(comparison.ranking) > 1 and not leader_tied_with
-    return Answer(outcome="yes" if apart else "not settled", text=f"{_OUTCOME[apart]}: {ranked}.")
+        return Answer(outcome="yes", text=f"Yes: {passed}; {ranked.text}.")
+    if not ranked.apart:
+        return Answer(outcome="not settled", text=f"Not settled: {ranked.text}.")
+    return Answer(
+        outcome="ranked",
+        text=f"Ranked: {ranked.text}; no compare.gates say what would "
+        "answer the question yes or no.",
+    )
 
 
-_OUTCOME = {True: "Yes", False: "Not settled"}
+def _gates(failed: list[GateOutcome], of: int | None = None) -> str:
+    if len(failed) == 1:
+        return f"the gate {failed[0].expression} failed ({_value(failed[0])})"
+    total = f" of {counted(of, 'gate')}" if of is not None else " gates"
+    return f"{len(failed)}{total} failed: " + "; ".join(
+        f"{g.expression} ({_value(g)})" for g in failed
+    )
 
 
 def _value(g: GateOutcome) -> str:
@@ -68,33 +91,58 @@ def _value(g: GateOutcome) -> str:
     return shown
 
 
+class _Ranked:
+    def __init__(self, text: str, apart: bool) -> None:
+        self.text, self.apart = text, apart
+
+
 def _ranked(
-    comparison: RunComparison, leader_tied_with: list[str], neighbours: list[RankedNeighbour]
-) -> str:
-    """The leader and the system ranked next, in words consistent with the ranks."""
-    ranking = comparison.ranking
-    if len(ranking) < 2:
-        return "fewer than two systems were ranked"
-    leader, runner_up = ranking[0].system, ranking[1].system
+    comparison: RunComparison,
+    order: list[str],
+    leader_tied_with: list[str],
+    neighbours: list[RankedNeighbour],
+    same_family: SameFamily | None,
+) -> _Ranked:
+    """The leader and the system ranked next, in words consistent with the ranks; `apart`:
+    the leader is told apart from it and ahead of it head to head."""
+    if len(order) < 2:
+        return _Ranked("fewer than two systems have verdicts to rank", False)
+    leader, runner_up = order[0], order[1]
     first = next((n for n in neighbours if (n.upper, n.lower) == (leader, runner_up)), None)
     unit = "net win rate" if comparison.kind == "pairwise" else "mean score difference"
-    if not leader_tied_with:
-        if first is None:
-            return f"{leader} ranks first, alone"
-        shown = interval(first.diff, first.ci_low, first.ci_high)
-        items = counted(first.n, "item")
-        return f"{leader} leads {runner_up} by {shown} ({unit}, {items}), told apart"
-    text = f"{leader} ranks first but is not told apart from {', '.join(leader_tied_with)}"
-    if first is not None:
-        shown = interval(first.diff, first.ci_low, first.ci_high)
-        text += f" ({leader} over {runner_up} by {shown}, {unit}, {counted(first.n, 'item')}"
-        if first.items_needed is not None:
-            text += (
-                f"; about {counted(first.items_needed, 'item')} would tell them apart if the "
-                "difference held"
-            )
-        text += ")"
-    return text
+    own = (
+        f"; {leader}'s verdicts come from a judge of its own family"
+        if same_family is not None and leader in same_family.systems
+        else ""
+    )
+    if first is None:
+        return _Ranked(f"{leader} ranks first; it was not compared with {runner_up}{own}", False)
+    items = counted(first.n, "item")
+    if first.diff < 0:
+        # The overall ranking (Bradley-Terry) and the pair's own test can disagree when
+        # preferences are not transitive: the head-to-head result is stated as it is.
+        shown = interval(-first.diff, -first.ci_high, -first.ci_low)
+        return _Ranked(
+            f"{leader} ranks first overall, but {runner_up} is ahead of it head to head by "
+            f"{shown} ({unit}, {items})" + (", told apart" if first.told_apart else "") + own,
+            False,
+        )
+    shown = interval(first.diff, first.ci_low, first.ci_high)
+    if not leader_tied_with and first.told_apart:
+        return _Ranked(
+            f"{leader} ranks first, ahead of {runner_up} by {shown} ({unit}, {items}), told "
+            f"apart{own}",
+            True,
+        )
+    tied = ", ".join(leader_tied_with) or runner_up
+    text = f"{leader} ranks first but is not told apart from {tied}"
+    text += f" ({leader} over {runner_up} by {shown}, {unit}, {items}"
+    if first.items_needed is not None:
+        text += (
+            f"; about {counted(first.items_needed, 'item')} would tell them apart if the "
+            "difference held"
+        )
+    return _Ranked(text + ")" + own, False)
 
 
 def trust_reason(calibration: Calibration | None) -> str:

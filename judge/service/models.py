@@ -45,7 +45,7 @@ class GateStatus(BaseModel):
 class RunAnswer(BaseModel):
     """The run's answer to its config's `question`, as the report's first screen gives it."""
 
-    outcome: Literal["yes", "no", "not settled"]
+    outcome: Literal["yes", "no", "ranked", "not settled"]
     """no: a gate failed; not settled: the judge is untrusted, or (without compare.gates) the
     leader is not told apart from the next system; yes otherwise."""
     text: str

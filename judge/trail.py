@@ -6,7 +6,7 @@ same lines and request ids; this reads them back without knowing SQL."""
 from __future__ import annotations
 
 import json
-import re
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -15,6 +15,7 @@ from judge.errors import DataError
 from judge.rundir import RunDir
 from judge.store import StoredResult
 from judge.types import PANEL
+from judge.untrusted import inert
 
 
 class _Model(BaseModel):
@@ -35,14 +36,17 @@ class RequestTrail(_Model):
     """Its row in store.sqlite `judge_requests`, and its reply's in `judge_responses` and
     `verdicts`."""
     judge: str
-    order: Literal["AB", "BA"]
+    order: Literal["AB", "BA"] | None
+    """None for an absolute rubric's request (one response, no order)."""
     first: str
-    """The system shown first ("A")."""
+    """The system shown first ("A"), or the one graded."""
     status: Literal["pending", "error", "verdict", "parse_failure"]
     reply: str | None
     """The reply as received (None: pending, or an error)."""
     label: str | None
     """The verdict in presented-slot terms (A, B, tie)."""
+    score: float | None
+    """An absolute rubric's score."""
     reasoning: str | None
     failure: str | None
     """The parse failure's reason, or the request's error."""
@@ -51,8 +55,10 @@ class RequestTrail(_Model):
 
 
 class JudgmentTrail(_Model):
+    file: str
+    """`judgments.jsonl`, or `canary_judgments.jsonl` for a canary's."""
     line: int
-    """Its line in judgments.jsonl (from 1)."""
+    """Its line in that file (from 1)."""
     row: dict[str, Any]
     requests: list[RequestTrail]
     """The judgment's requests (none for a panel row: its members' rows have them)."""
@@ -79,16 +85,23 @@ def item_trail(rundir: RunDir, item_id: str, systems: list[str] | None = None) -
             "holds (`judge report`)",
             path=str(rundir.path),
         )
-    found = _judgment_rows(rundir, item_id, set(systems or ()))
+    found = [
+        (path.name, line, row)
+        for path in (rundir.judgments_jsonl, rundir.canary_judgments_jsonl)
+        if path.is_file()
+        for line, row in _judgment_rows(path, item_id, set(systems or ()))
+    ]
     with rundir.open_store() as store:
         items = store_lookup.items(store, [item_id])
         if item_id not in items:
             raise DataError(f"no item {item_id!r} in this run", path=str(rundir.store_file))
-        pairs = store_lookup.pairs(store, {row["pair_id"] for _, row in found})
-        outputs = store_lookup.blinded(
-            store, [b for p in pairs.values() for b in (p.slot_a, p.slot_b)]
-        )
-        wanted = [row.get(f"request_{side}") for _, row in found for side in ("ab", "ba")]
+        pairs = store_lookup.pairs(store, {row["pair_id"] for *_, row in found if "pair_id" in row})
+        blind_ids = [b for p in pairs.values() for b in (p.slot_a, p.slot_b)]
+        blind_ids += [row["blind_id"] for *_, row in found if "blind_id" in row]
+        outputs = store_lookup.blinded(store, blind_ids)
+        wanted = [
+            row.get(key) for *_, row in found for key in ("request_ab", "request_ba", "request_id")
+        ]
         results = store_lookup.results(store, [r for r in wanted if r is not None])
     if not found:
         raise DataError(
@@ -98,9 +111,13 @@ def item_trail(rundir: RunDir, item_id: str, systems: list[str] | None = None) -
             path=str(rundir.judgments_jsonl),
         )
     shown: dict[str, ShownResponse] = {}
-    for _, row in found:
-        pair = pairs[row["pair_id"]]
-        for system, blind_id in ((row["system_a"], pair.slot_a), (row["system_b"], pair.slot_b)):
+    for *_, row in found:
+        if "pair_id" in row:
+            pair = pairs[row["pair_id"]]
+            sides = [(row["system_a"], pair.slot_a), (row["system_b"], pair.slot_b)]
+        else:
+            sides = [(row["system"], row["blind_id"])]
+        for system, blind_id in sides:
             response = outputs[blind_id]
             shown[system] = ShownResponse(
                 system=system,
@@ -113,27 +130,27 @@ def item_trail(rundir: RunDir, item_id: str, systems: list[str] | None = None) -
         question=_question(items[item_id].prompt),
         responses=[shown[s] for s in sorted(shown)],
         judgments=[
-            JudgmentTrail(line=line, row=row, requests=_requests(row, results))
-            for line, row in found
+            JudgmentTrail(file=name, line=line, row=row, requests=_requests(row, results))
+            for name, line, row in found
         ],
     )
 
 
-def _judgment_rows(
-    rundir: RunDir, item_id: str, systems: set[str]
-) -> list[tuple[int, dict[str, Any]]]:
-    """(line, row) of the item's pairwise judgments, streamed: the file is never held whole."""
+def _judgment_rows(path: Path, item_id: str, systems: set[str]) -> list[tuple[int, dict[str, Any]]]:
+    """(line, row) of the item's judgments in a judgments file (pairs, or an absolute rubric's
+    scores), streamed: the file is never held whole."""
     found = []
     # The id as the file spells it (escapes and all): a cheap test before parsing a line.
     needle = json.dumps(item_id, ensure_ascii=False)[1:-1].encode("utf-8")
-    with rundir.judgments_jsonl.open("rb") as fh:
+    with path.open("rb") as fh:
         for number, line in enumerate(fh, 1):
             if needle not in line:
                 continue
             row = json.loads(line)
-            if row.get("item_id") != item_id or "pair_id" not in row:
+            if row.get("item_id") != item_id:
                 continue
-            if systems <= {row["system_a"], row["system_b"]}:
+            held = {row["system_a"], row["system_b"]} if "pair_id" in row else {row.get("system")}
+            if systems <= held:
                 found.append((number, row))
     return found
 
@@ -142,13 +159,20 @@ def _requests(row: dict[str, Any], results: dict[str, StoredResult]) -> list[Req
     if row["judge"] == PANEL:
         return []
     out = []
-    for order, first, side in (("AB", row["system_a"], "ab"), ("BA", row["system_b"], "ba")):
-        request_id = row.get(f"request_{side}")
+    if "pair_id" in row:
+        sides: list[tuple[str | None, str, str]] = [
+            ("AB", row["system_a"], "_ab"),
+            ("BA", row["system_b"], "_ba"),
+        ]
+    else:
+        sides = [(None, row["system"], "_id")]
+    for order, first, side in sides:
+        request_id = row.get(f"request{side}")
         if request_id is None or request_id not in results:
             continue
         result = results[request_id]
         response, verdict = result.response, result.verdict
-        failure = row.get(f"failure_{side}")
+        failure = row.get("failure" if side == "_id" else f"failure{side}")
         out.append(
             RequestTrail(
                 request_id=request_id,
@@ -158,6 +182,7 @@ def _requests(row: dict[str, Any], results: dict[str, StoredResult]) -> list[Req
                 status=result.status,
                 reply=None if response is None else response.text,
                 label=None if verdict is None else verdict.label,
+                score=None if verdict is None else verdict.score,
                 reasoning=None if verdict is None else verdict.reasoning,
                 failure=failure,
                 provider_request_id=None if response is None else response.provider_request_id,
@@ -184,18 +209,26 @@ def render_trail(trail: ItemTrail) -> str:
         ]
     for j in trail.judgments:
         row = j.row
-        winner = row.get("winner")
-        said = "no verdict" if winner is None else "a tie" if winner == "tie" else f"{winner} won"
-        out.append(
-            f"judgment by {row['judge']}, {row['system_a']} vs {row['system_b']}: {said} "
-            f"(judgments.jsonl line {j.line})"
-        )
+        if "pair_id" in row:
+            winner = row.get("winner")
+            said = (
+                "no verdict" if winner is None else "a tie" if winner == "tie" else f"{winner} won"
+            )
+            what = f"{row['system_a']} vs {row['system_b']}: {said}"
+        else:
+            score = row.get("score")
+            what = f"{row['system']}: " + ("no score" if score is None else f"score {score:g}")
+        out.append(f"judgment by {row['judge']}, {what} ({j.file} line {j.line})")
         for q in j.requests:
-            second = row["system_b"] if q.first == row["system_a"] else row["system_a"]
-            named = {"A": q.first, "B": second, "tie": "a tie"}
-            said = f"verdict {q.label} = {named[q.label]}" if q.label else q.status
+            if q.order is None:
+                said = f"score {q.score:g}" if q.score is not None else q.status
+            else:
+                second = row["system_b"] if q.first == row["system_a"] else row["system_a"]
+                named = {"A": q.first, "B": second, "tie": "a tie"}
+                said = f"verdict {q.label} = {named[q.label]}" if q.label else q.status
+            shown = f"{q.order} ({q.first} shown first)" if q.order else f"{q.first} graded"
             out.append(
-                f"  {q.order} ({q.first} shown first): request {q.request_id} "
+                f"  {shown}: request {q.request_id} "
                 f"(store.sqlite judge_requests, judge_responses, verdicts); {said}"
                 + (f"; provider id {q.provider_request_id}" if q.provider_request_id else "")
             )
@@ -205,15 +238,13 @@ def render_trail(trail: ItemTrail) -> str:
                 out.append(f"    {q.failure}")
             if q.reply is not None:
                 out += ["    reply:", _indent(q.reply, 6)]
-    return "\n".join(out)
-
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+    # Names and error texts too, not only the indented texts: nothing may drive the terminal.
+    return inert("\n".join(out))
 
 
 def _indent(text: str, by: int = 2) -> str:
     """`text` indented, with control characters written as escapes: a candidate's output
     must not drive the terminal (colours, cursor moves, a cleared screen)."""
     pad = " " * by
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text.replace("\r\n", "\n"))
+    text = inert(text.replace("\r\n", "\n"))
     return "\n".join(pad + line for line in (text.split("\n") or [""]))

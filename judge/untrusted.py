@@ -59,6 +59,19 @@ def nesting_problem() -> str:
     )
 
 
+_CONTROL = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+"""Control characters (newline and tab apart), line separators and bidi controls."""
+
+
+def inert(text: str) -> str:
+    """`text` with every character that could drive a terminal (colours, cursor moves, a new
+    window title) or reorder what follows it (bidi overrides) written as a visible escape,
+    `\\x{1b}`: for text nobody vetted, printed or written where a terminal may show it."""
+    return _CONTROL.sub(lambda m: f"\\x{{{ord(m.group()):x}}}", text)
+
+
 def printable(text: str) -> str:
     """`text` safe to print in an error message: lone surrogates as `\\udxxx` escapes."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -32,6 +32,7 @@ from judge.rundir import RunDir
 from judge.simulator import SimulatorConfig, running_simulator
 from judge.summary import RunSummary
 from judge.trail import item_trail
+from judge.untrusted import inert
 from tests.helpers import run_cli
 from tests.test_report import _QUOTE, _page_problems
 from tests.test_runner import judge_entry, quality, write_config
@@ -348,8 +349,11 @@ def test_the_page_shows_untrusted_text_inert_and_every_number_from_the_summary(r
     assert "| anthropic/sim-beta | beta-lab |" in report
     quotes = [b.text for b in blocks if isinstance(b, Quote)]
     assert sum(HOSTILE.strip() in q for q in quotes) >= 3  # weak's outputs are on the page
-    # Markdown: every quote comes back whole from its fence; outside them, none of its markup.
-    assert [m.group(2) for m in _QUOTE.finditer(report)] == quotes
+    # Markdown: every quote comes back whole from its fence, control and bidi characters as
+    # visible escapes (`cat report.md` runs none of them); outside them, none of its markup.
+    assert [m.group(2) for m in _QUOTE.finditer(report)] == [inert(q) for q in quotes]
+    assert "\x1b" not in report and "\u202e" not in report
+    assert "\\x{1b}[2J" in report and "\\x{202e}evil" in report
     assert "Not a heading" not in _QUOTE.sub("", report)
     page = (run / "report.html").read_text(encoding="utf-8")
     assert "<script" not in page and "<!--" not in page
@@ -388,7 +392,7 @@ def test_judge_show_reads_an_examples_trail_back(run: Path) -> None:
         assert f"(judgments.jsonl line {judge['line']})" in out
         for order in judge["orders"]:
             assert f"request {order['request_id']}" in out
-    assert "weak" in systems and "\x1b" not in out and "\\x1b[2J" in out  # no terminal escapes
+    assert "weak" in systems and "\x1b" not in out and "\\x{1b}[2J" in out  # no terminal escapes
     # The library call under it (`--json` prints this model): an unparseable reply, whole.
     failed = next(r for r in rows if r["reply_ab"] is not None)
     trail = item_trail(RunDir(run), failed["item_id"])

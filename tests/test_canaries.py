@@ -917,3 +917,32 @@ def test_summary_json_carries_the_canaries(off_run: Any) -> None:
     assert written["systems"] and all(
         sorted(systems) == sorted(REAL) for systems in written["systems"].values()
     )
+
+
+def test_judge_show_traces_canary_and_absolute_judgments(
+    master_key_run: Any, absolute_run: Any
+) -> None:
+    """`judge show` reads canary_judgments.jsonl beside judgments.jsonl (a fooled canary is
+    what an auditor traces first), and an absolute rubric's score rows; every text it prints
+    is escaped, names included."""
+    from judge.trail import item_trail, render_trail
+    from judge.untrusted import inert
+
+    trail = item_trail(master_key_run.rundir, "q0", [MASTER_KEY])
+    rows = [j for j in trail.judgments if j.file == "canary_judgments.jsonl"]
+    assert rows and all(MASTER_KEY in (j.row["system_a"], j.row["system_b"]) for j in rows)
+    lines = (master_key_run.rundir.path / "canary_judgments.jsonl").read_text().splitlines()
+    for j in rows:
+        assert json.loads(lines[j.line - 1]) == j.row
+        assert {q.order for q in j.requests} == {"AB", "BA"}
+    assert "canary_judgments.jsonl line" in render_trail(trail)
+
+    scored = item_trail(absolute_run.rundir, "q0")
+    assert scored.judgments and all("score" in j.row for j in scored.judgments)
+    for j in scored.judgments:
+        (request,) = j.requests
+        assert request.order is None and request.score == j.row["score"]
+    assert "graded: request sha256:" in render_trail(scored)
+
+    hostile = "a\x1b]0;title\x07b\u202ec"
+    assert inert(hostile) == "a\\x{1b}]0;title\\x{7}b\\x{202e}c"

@@ -24,6 +24,7 @@ import yaml
 from judge.report import build_traced, to_markdown
 from judge.simulator import SimulatorConfig, running_simulator
 from judge.summary import RunSummary
+from judge.untrusted import inert
 from tests.helpers import (
     MT_BENCH,
     REPO,
@@ -136,8 +137,9 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
     were given that are not summary values; numbers on the page no formatter wrote (or wrote
     a different number of times)."""
     leaves = _leaves(summary)
-    # Quoted texts must be the summary's own, verbatim; their digits are no numbers of ours.
-    strings = {v for v in leaves if isinstance(v, str)}
+    # Quoted texts must be the summary's own, verbatim (control and bidi characters written as
+    # visible escapes: `judge.untrusted.inert`); their digits are no numbers of ours.
+    strings = {inert(v) for v in leaves if isinstance(v, str)}
     misquoted = [q for q in (m.group(2) for m in _QUOTE.finditer(report)) if q not in strings]
     report = _QUOTE.sub(" ", report)
     known = {repr(v) for v in leaves if not isinstance(v, bool)}

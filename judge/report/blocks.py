@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from judge.rundir import figure_link
+from judge.untrusted import inert
 
 Tone = Literal["good", "warn", "bad", "plain"]
 
@@ -135,8 +136,10 @@ def to_markdown(blocks: list[Block]) -> str:
             out.append(f"## {block.heading}\n")
             out.append(to_markdown(block.blocks).rstrip("\n") + "\n")
         elif isinstance(block, Quote):
-            fence = quote_fence(block.text)
-            out.append(f"{fence}text\n{block.text}\n{fence}\n")
+            # Control and bidi characters as visible escapes: `cat report.md` must not run them.
+            text = inert(block.text)
+            fence = quote_fence(text)
+            out.append(f"{fence}text\n{text}\n{fence}\n")
         else:
             out.append(f"![{block.alt}]({figure_link(block.name)})\n")
     return "\n".join(out)

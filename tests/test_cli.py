@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import MT_BENCH, REPO, run_cli, run_cli_here
 
 
@@ -190,3 +192,42 @@ def test_tokens_list_without_a_database_creates_nothing(tmp_path: Path) -> None:
     assert run_cli_here("tokens", "create", "ci-bot", "--data-dir", str(data)).returncode == 0
     listed = run_cli_here("tokens", "list", "--data-dir", str(data))
     assert listed.returncode == 0 and listed.stdout.startswith("ci-bot\tuser\tactive")
+
+
+_WITHOUT_SERVICE = """
+import importlib.util, sys
+blocked = ("fastapi", "uvicorn", "sqlalchemy", "multipart")
+found = importlib.util.find_spec
+importlib.util.find_spec = lambda n, p=None: None if n.split(".")[0] in blocked else found(n, p)
+class Block:
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in blocked:
+            raise ImportError(name)
+sys.meta_path.insert(0, Block())
+from judge.cli import main
+sys.argv = ["judge", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["serve"], ["tokens", "list"], ["tokens", "create", "x"]])
+def test_service_commands_name_the_extra_on_a_core_install(tmp_path: Path, args: list[str]) -> None:
+    """`make demo` installs the core package only: the service's commands then say which
+    extra to install, in one line, instead of an internal ImportError; and create nothing."""
+    script = tmp_path / "core.py"
+    script.write_text(_WITHOUT_SERVICE)
+    data = tmp_path / "data"
+    result = subprocess.run(
+        [sys.executable, str(script), *args, "--data-dir", str(data)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"error: judge {args[0]} needs the service extra (fastapi, uvicorn, sqlalchemy, "
+        "multipart missing): pip install 'judge-pipeline[service]' (make test installs it)"
+    ]
+    assert not data.exists()

@@ -152,6 +152,7 @@ def serve(
     """
     import logging
 
+    _need_service_extra("judge serve")
     import uvicorn
 
     from judge.service.app import create_app
@@ -190,6 +191,23 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 
+def _need_service_extra(command: str) -> None:
+    """A one-line error naming the install, not an internal ImportError, when the service's
+    packages are missing: `make demo` installs the core package only."""
+    import importlib.util
+
+    missing = [
+        name
+        for name in ("fastapi", "uvicorn", "sqlalchemy", "multipart")
+        if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        raise ConfigError(
+            f"{command} needs the service extra ({', '.join(missing)} missing): "
+            "pip install 'judge-pipeline[service]' (make test installs it)"
+        )
+
+
 def _engine(db: str | None, data_dir: Path, *, create: bool = True):  # type: ignore[no-untyped-def]
     from judge.service.db import make_engine
 
@@ -205,6 +223,7 @@ def tokens_create(
     data_dir: DataDirOption = DEFAULT_DATA_DIR,
 ) -> None:
     """Create a token and print it once (only its hash is stored)."""
+    _need_service_extra("judge tokens")
     from judge.service.auth import create_token
 
     token, principal = create_token(_engine(db, data_dir), name, admin=admin)
@@ -216,6 +235,7 @@ def tokens_create(
 @tokens_app.command("list")
 def tokens_list(db: DbOption = None, data_dir: DataDirOption = DEFAULT_DATA_DIR) -> None:
     """List tokens (names and dates; never the tokens)."""
+    _need_service_extra("judge tokens")
     from judge.service.auth import list_tokens
 
     # Reading creates nothing: without a database there is nothing to list, and an empty
@@ -233,6 +253,7 @@ def tokens_revoke(
     data_dir: DataDirOption = DEFAULT_DATA_DIR,
 ) -> None:
     """Revoke a token: it stops working at once; its runs stay (admins still see them)."""
+    _need_service_extra("judge tokens")
     from judge.service.auth import revoke_token
 
     if not revoke_token(_engine(db, data_dir, create=False), name):

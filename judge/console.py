@@ -13,11 +13,11 @@ if TYPE_CHECKING:
     from judge.summary import InjectionCounts, RunSummary
     from judge.types import InjectionReport, ScrubReport
 
-_console = Console(highlight=False)
+_console = Console(highlight=False, markup=False)  # names like "gpt-4[0613]" print as written
 if _console.width < 120 and not _console.is_terminal:
     # Piped output (CI logs, `make demo | tee`) would otherwise wrap tables at 80 columns.
-    _console = Console(highlight=False, width=120)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+    _console = Console(highlight=False, width=120, markup=False)
+_err = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
 
 
 def print_scrub_report(report: ScrubReport) -> None:

@@ -11,8 +11,9 @@ and 1, is:
 1. the value of a hidden `⟦quality=x⟧` marker in the candidate's text, when there is one
 (tests and benchmarks plant it to know the right answer; it does not count towards length);
 
-2. else 0 for a text that addresses the judge instead of answering (whatever the injection
-detector flags: a forged verdict, "rate this 10", a master key);
+2. else 0 for a text that addresses the judge instead of answering (what the injection
+detector flags in that text alone: a forged verdict, "rate this 10", a master key; a constant
+answer is only seen across items, so it is not judged so here);
 
 3. else a pseudo-quality hashed from the text: fixed for that text, the same for every seed,
 unrelated to what the text says. On real outputs without markers the ranking is therefore

@@ -256,6 +256,17 @@ class Comparison(SummaryModel):
     notes: list[str]
 
 
+def mean_win_rates(comparison: Comparison) -> dict[str, float]:
+    """Each system's mean paired win rate against the others it was compared with (the
+    ordering used when the ranking has no finite fit); systems with none left out."""
+    means = {}
+    for system, row in (comparison.win_rates or {}).items():
+        known = [v for v in row.values() if v is not None]
+        if known:
+            means[system] = sum(known) / len(known)
+    return means
+
+
 class RunComparison(Comparison):
     judge: str | None
     """Whose judgments were compared (the panel, or the only judge)."""

@@ -42,6 +42,7 @@ from judge.summary import (
     SelfPreferenceCheck,
     WinRate,
     WinRatesByStratum,
+    mean_win_rates,
 )
 from judge.summary_canary import Canaries
 
@@ -430,11 +431,7 @@ def _by_win_rate(comparison: RunComparison) -> tuple[list[str], list[str]]:
     fit (a system that never lost, or never won, leaves Bradley-Terry without a finite
     estimate: a clear result, not an unsettled one), and the systems not told apart from the
     first by their paired test."""
-    means = {}
-    for system, row in (comparison.win_rates or {}).items():
-        known = [v for v in row.values() if v is not None]
-        if known:
-            means[system] = sum(known) / len(known)
+    means = mean_win_rates(comparison)
     order = sorted(means, key=lambda s: (-means[s], s))
     if not order:
         return [], []

@@ -15,7 +15,7 @@ from judge.aggregate import TEXT_FIELDS
 from judge.canaries import PADDED, is_canary
 from judge.labels import load_table
 from judge.rundir import RunDir
-from judge.summary import Comparison
+from judge.summary import Comparison, mean_win_rates
 from judge.summary_canary import Canaries, CanaryKind, CanaryRate, CanarySetup
 from judge.summary_gate import GateOutcome
 
@@ -97,11 +97,7 @@ def _weakest(comparison: Comparison, among: set[str]) -> str | None:
     ranked = [r for r in comparison.ranking if r.system in among]
     if ranked:
         return max(ranked, key=lambda r: (r.rank, -r.estimate, r.system)).system
-    means = {}
-    for system, row in (comparison.win_rates or {}).items():
-        known = [v for v in row.values() if v is not None]
-        if system in among and known:
-            means[system] = sum(known) / len(known)
+    means = {s: m for s, m in mean_win_rates(comparison).items() if s in among}
     return min(means, key=lambda s: (means[s], s)) if means else None
 
 

@@ -21,7 +21,6 @@ import hashlib
 import hmac
 import itertools
 import json
-import random
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -93,15 +92,14 @@ def blind_responses(
     """Blind every response: opaque id, scrubbed output and assistant/system context turns
     (user turns are the user's own words and stay as they are), seeded presentation order.
 
-    Returns the blinded responses in presentation order (the same for the same seed and the
-    same responses, whatever their input order), the key (blind_id -> system) and the report.
+    Returns the blinded responses in presentation order (`presentation_key`: the same for the
+    same seed and the same responses, whatever their input order), the key (blind_id ->
+    system) and the report. Holds every response: prepare blinds item by item instead
+    (`blind_one`, `ScrubTally`).
     """
     _key_bytes(secret)
     rows = sorted(responses, key=lambda r: (r.item_id, r.system))
-    systems = sorted({r.system for r in rows})
-    by_system_rule: dict[str, Counter[str]] = {s: Counter() for s in systems}
-    by_kind: Counter[str] = Counter()
-    changed = 0
+    tally = ScrubTally(sorted({r.system for r in rows}))
     key_systems: dict[str, str] = {}
     blinded: list[BlindedResponse] = []
     previous: tuple[str, str] | None = None
@@ -113,23 +111,56 @@ def blind_responses(
                 field="item_id",
             )
         previous = (r.item_id, r.system)
-        blind_id = opaque_id(secret, r.item_id, r.system)
-        if blind_id in key_systems:
+        b, marks = blind_one(r, secret, scrubber)
+        if b.blind_id in key_systems:
             raise ConfigError(
                 f"opaque id collision for item '{r.item_id}'; rerun with a new blinding secret"
             )
-        key_systems[blind_id] = r.system
-        output, context, marks = _scrub_response(r, scrubber)
-        if marks:
-            changed += 1
-            by_system_rule[r.system].update(m.rule for m in marks)
-            by_kind.update(m.kind for m in marks)
-        blinded.append(
-            BlindedResponse(blind_id=blind_id, item_id=r.item_id, output=output, context=context)
-        )
-    random.Random(seed).shuffle(blinded)
+        key_systems[b.blind_id] = r.system
+        tally.add(r.system, marks)
+        blinded.append(b)
+    blinded.sort(key=lambda b: presentation_key(seed, b.blind_id))
     key = BlindingKey(blinding_secret=secret, systems=key_systems)
-    return blinded, key, _report(by_system_rule, by_kind, changed, len(rows))
+    return blinded, key, tally.report()
+
+
+def presentation_key(seed: int, blind_id: str) -> bytes:
+    """Where a blinded response stands in the presentation order: a seeded hash of its opaque
+    id, so the order is a seeded shuffle that can be computed one response at a time (a
+    table of millions is sorted on disk, not shuffled in memory), and follows no system."""
+    payload = json.dumps(["shown", seed, blind_id], separators=(",", ":"))
+    return hashlib.sha256(payload.encode("utf-8")).digest()[:12]
+
+
+def blind_one(
+    r: Response, secret: str, scrubber: Scrubber | None
+) -> tuple[BlindedResponse, list[Mark]]:
+    """One response blinded: its opaque id, its scrubbed text and what the scrubber found."""
+    output, context, marks = _scrub_response(r, scrubber)
+    blind_id = opaque_id(secret, r.item_id, r.system)
+    return BlindedResponse(
+        blind_id=blind_id, item_id=r.item_id, output=output, context=context
+    ), marks
+
+
+class ScrubTally:
+    """The scrub report, counted one response at a time."""
+
+    def __init__(self, systems: Iterable[str]) -> None:
+        self._by_system_rule: dict[str, Counter[str]] = {s: Counter() for s in systems}
+        self._by_kind: Counter[str] = Counter()
+        self._changed = 0
+        self._responses = 0
+
+    def add(self, system: str, marks: Sequence[Mark]) -> None:
+        self._responses += 1
+        if marks:
+            self._changed += 1
+            self._by_system_rule.setdefault(system, Counter()).update(m.rule for m in marks)
+            self._by_kind.update(m.kind for m in marks)
+
+    def report(self) -> ScrubReport:
+        return _report(self._by_system_rule, self._by_kind, self._changed, self._responses)
 
 
 def _scrub_response(
@@ -196,22 +227,28 @@ def make_pairs(
             )
         by_item.setdefault(b.item_id, {})[system] = b.blind_id
     systems = sorted({s for present in by_item.values() for s in present})
+    wanted = wanted_pairs(systems, mode, baseline)
+    listed = ((item_id, first, second) for item_id in sorted(by_item) for first, second in wanted)
+    return _paired(by_item, key, listed, seed)
+
+
+def wanted_pairs(
+    systems: Sequence[str], mode: Literal["all", "baseline"], baseline: str | None
+) -> list[tuple[str, str]]:
+    """The system pairs judged on every item: every unordered pair of `systems` (`all`, sorted
+    within and between pairs) or (baseline, system) for each other system."""
     if mode == "baseline":
         if baseline not in systems:
             shown = f"'{baseline}' is not a system of these responses" if baseline else "missing"
             raise ConfigError(
                 f"pairs baseline {shown}; known systems: {', '.join(systems) or 'none'}"
             )
-        wanted = [(baseline, s) for s in systems if s != baseline]
-    elif mode == "all":
+        return [(baseline, s) for s in systems if s != baseline]
+    if mode == "all":
         if baseline is not None:
             raise ConfigError("a pairs baseline is only used with pairs mode 'baseline'")
-        wanted = list(itertools.combinations(systems, 2))
-    else:
-        raise ConfigError(f"unknown pairs mode {mode!r}; use 'all' or 'baseline'")
-
-    listed = ((item_id, first, second) for item_id in sorted(by_item) for first, second in wanted)
-    return _paired(by_item, key, listed, seed)
+        return list(itertools.combinations(sorted(systems), 2))
+    raise ConfigError(f"unknown pairs mode {mode!r}; use 'all' or 'baseline'")
 
 
 def make_listed_pairs(
@@ -238,6 +275,19 @@ def _paired(
     listed: Iterable[tuple[str, str, str]],
     seed: int,
 ) -> tuple[list[BlindedPair], BlindingKey, list[tuple[str, str, str]]]:
+    pairs, slots, skipped = pair_up(key.blinding_secret, seed, by_item, listed)
+    return pairs, key.model_copy(update={"pairs": {**key.pairs, **slots}}), skipped
+
+
+def pair_up(
+    secret: str,
+    seed: int,
+    by_item: Mapping[str, Mapping[str, str]],
+    listed: Iterable[tuple[str, str, str]],
+) -> tuple[list[BlindedPair], dict[str, tuple[str, str]], list[tuple[str, str, str]]]:
+    """The pairs of `listed` (item_id, system, system), blinded (`by_item`: item_id -> system
+    -> opaque id) and given seeded slots; sorted by (item_id, pair_id). Returns them, their
+    slots (pair_id -> (system in A, system in B)) and the listed pairs missing a response."""
     pairs: list[BlindedPair] = []
     slots: dict[str, tuple[str, str]] = {}
     skipped: list[tuple[str, str, str]] = []
@@ -247,13 +297,13 @@ def _paired(
             skipped.append((item_id, first, second))
             continue
         a, b = _slots(seed, item_id, first, second)
-        pid = pair_id(key.blinding_secret, item_id, (a, b))
+        pid = pair_id(secret, item_id, (a, b))
         pairs.append(
             BlindedPair(pair_id=pid, item_id=item_id, slot_a=present[a], slot_b=present[b])
         )
         slots[pid] = (a, b)
     pairs.sort(key=lambda p: (p.item_id, p.pair_id))
-    return pairs, key.model_copy(update={"pairs": {**key.pairs, **slots}}), skipped
+    return pairs, slots, skipped
 
 
 def _slots(seed: int, item_id: str, first: str, second: str) -> tuple[str, str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -117,53 +117,108 @@ def plan_canaries(
     """Canary responses on a seeded sample of the items the `against` systems answered, and
     (pairwise) the pairs: the null-model and master-key canaries against every `against`
     system that answered the item, each padded copy against its source. `null_model` /
-    `master_key`: the canary's text, None for none.
+    `master_key`: the canary's text, None for none. Holds every response: prepare plans item
+    by item (`opponents`, `sample_items`, `canary_kinds`, `item_canaries`).
 
     A real response that is empty or `flagged` ((item_id, system) the injection detector
     flagged) is no opponent: against a non-answer of its own, a canary's fair win rate is not
     0, and a padded copy of a flagged answer would escape its source's flag."""
     answered: dict[str, dict[str, Response]] = {}
     for r in responses:
-        if r.system in against and r.output.strip() and (r.item_id, r.system) not in flagged:
+        if is_opponent(r, against, flagged):
             answered.setdefault(r.item_id, {})[r.system] = r
-    plan = CanaryPlan(items=sample_items(answered, items, seed), against=sorted(against))
-    constant = [(NULL_MODEL, "null_model", null_model), (MASTER_KEY, "master_key", master_key)]
-    for name, kind, text in constant:
+    kinds, sources = canary_kinds(null_model, master_key, length_padded, against)
+    plan = CanaryPlan(
+        items=sample_items(answered, items, seed), against=sorted(against), kinds=kinds
+    )
+    plan.sources = sources
+    for item_id in plan.items:
+        made, pairs = item_canaries(answered[item_id], kinds, null_model, master_key)
+        plan.responses += made
+        plan.pairs += pairs
+    return finish_plan(plan, {r.system for r in plan.responses})
+
+
+def is_opponent(
+    r: Response, against: Collection[str], flagged: Collection[tuple[str, str]]
+) -> bool:
+    """Whether a canary may be judged against `r`: an answer (not empty), not flagged, of a
+    system the canaries are compared with."""
+    return r.system in against and bool(r.output.strip()) and (r.item_id, r.system) not in flagged
+
+
+def canary_kinds(
+    null_model: str | None, master_key: str | None, length_padded: bool, against: Sequence[str]
+) -> tuple[dict[str, Kind], dict[str, str]]:
+    """Every canary the config asks for (name -> kind) and the source of each padded one."""
+    kinds: dict[str, Kind] = {}
+    sources: dict[str, str] = {}
+    for name, kind, text in (
+        (NULL_MODEL, "null_model", null_model),
+        (MASTER_KEY, "master_key", master_key),
+    ):
         if text is not None:
-            plan.kinds[name] = kind  # type: ignore[assignment]
+            kinds[name] = kind  # type: ignore[assignment]
     if length_padded:
         for system in sorted(against):
-            plan.kinds[PADDED + system] = "length_padded"
-            plan.sources[PADDED + system] = system
-    for item_id in plan.items:
-        present = answered[item_id]
-        for name, _, text in constant:
-            if text is None:
-                continue
-            # Earlier turns as a real system's look, with the canary's own words in them: an
-            # empty conversation beside a full one would give the canary away.
-            context = _own_turns(next(iter(sorted(present.items())))[1].context, text)
-            plan.responses.append(
-                Response(item_id=item_id, system=name, output=text, context=context)
+            kinds[PADDED + system] = "length_padded"
+            sources[PADDED + system] = system
+    return kinds, sources
+
+
+def canary_pairs(
+    item_id: str, present: Iterable[str], kinds: Mapping[str, Kind]
+) -> list[tuple[str, str, str]]:
+    """One sampled item's canary pairs (item_id, canary, system), given its opponents'
+    systems (`is_opponent` ones): the constant canaries against each, each padded copy
+    against its source."""
+    systems = sorted(present)
+    pairs = [
+        (item_id, name, system)
+        for name in (NULL_MODEL, MASTER_KEY)
+        if name in kinds
+        for system in systems
+    ]
+    pairs += [(item_id, PADDED + s, s) for s in systems if PADDED + s in kinds]
+    return pairs
+
+
+def item_canaries(
+    present: Mapping[str, Response],
+    kinds: Mapping[str, Kind],
+    null_model: str | None,
+    master_key: str | None,
+) -> tuple[list[Response], list[tuple[str, str, str]]]:
+    """One sampled item's canary responses and pairs, given its opponents (`present`: system
+    -> response, `is_opponent` ones only)."""
+    responses: list[Response] = []
+    item_id = next(iter(present.values())).item_id
+    for name, text in ((NULL_MODEL, null_model), (MASTER_KEY, master_key)):
+        if text is None or name not in kinds:
+            continue
+        # Earlier turns as a real system's look, with the canary's own words in them: an
+        # empty conversation beside a full one would give the canary away.
+        context = _own_turns(next(iter(sorted(present.items())))[1].context, text)
+        responses.append(Response(item_id=item_id, system=name, output=text, context=context))
+    for system, source in sorted(present.items()):
+        name = PADDED + system
+        if name not in kinds:
+            continue
+        context = tuple(
+            m.model_copy(update={"content": padded(m.content)}) if m.role == "assistant" else m
+            for m in source.context
+        )
+        responses.append(
+            source.model_copy(
+                update={"system": name, "output": padded(source.output), "context": context}
             )
-            plan.pairs.extend((item_id, name, system) for system in sorted(present))
-        if length_padded:
-            for system, source in sorted(present.items()):
-                name = PADDED + system
-                context = tuple(
-                    m.model_copy(update={"content": padded(m.content)})
-                    if m.role == "assistant"
-                    else m
-                    for m in source.context
-                )
-                plan.responses.append(
-                    source.model_copy(
-                        update={"system": name, "output": padded(source.output), "context": context}
-                    )
-                )
-                plan.pairs.append((item_id, name, system))
-    # A system whose every answer is empty or flagged has no padded copy to report.
-    made = {r.system for r in plan.responses}
+        )
+    return responses, canary_pairs(item_id, present, kinds)
+
+
+def finish_plan(plan: CanaryPlan, made: Collection[str]) -> CanaryPlan:
+    """`plan` without the canaries no item gave a response (a system whose every answer is
+    empty or flagged has no padded copy to report)."""
     plan.kinds = {name: kind for name, kind in plan.kinds.items() if name in made}
     plan.sources = {name: source for name, source in plan.sources.items() if name in made}
     return plan

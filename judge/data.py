@@ -39,7 +39,7 @@ from judge.sources import (
 from judge.types import ChatMessage, Item, Response
 from judge.untrusted import parse_json
 
-__all__ = ["SUPPORTED_FORMATS", "iter_responses", "load_items", "load_responses"]
+__all__ = ["SUPPORTED_FORMATS", "iter_items", "iter_responses", "load_items", "load_responses"]
 
 SUPPORTED_FORMATS = (
     "JSONL (.jsonl, .ndjson) or CSV (.csv), optionally gzip-compressed (.gz), or Parquet (.parquet)"
@@ -63,11 +63,21 @@ _MISSING = object()
 def load_items(path: str | Path) -> dict[str, Item]:
     """Read an items table: `item_id` and `prompt` required, `reference` optional, every other
     column a stratum. Returns the items by id, in file order."""
+    return {item.item_id: item for item in iter_items(path)}
+
+
+def iter_items(path: str | Path) -> Iterator[Item]:
+    """Stream an items table as `Item`s, in file order (`load_items` holds them all). The path
+    and format are checked at call time, rows while iterating: a `DataError` fails the whole
+    load."""
     source = _open_source(path)
+    return _stream_items(source)
+
+
+def _stream_items(source: Source) -> Iterator[Item]:
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _ITEM_REQUIRED, None, "an items")
-    items: dict[str, Item] = {}
     first_seen: dict[str, int] = {}
     for chunk in source.chunks(_ITEMS_CHUNK_ROWS):
         for record, position in zip(chunk.records, chunk.positions, strict=True):
@@ -81,10 +91,9 @@ def load_items(path: str | Path) -> dict[str, Item]:
                 earlier = first_seen[item.item_id]
                 raise source.duplicate(position, record, earlier, ("item_id",))
             first_seen[item.item_id] = position
-            items[item.item_id] = item
-    if not items:
+            yield item
+    if not first_seen:
         raise DataError("no rows: expected at least one item", path=str(source.path))
-    return items
 
 
 def iter_responses(

@@ -32,6 +32,7 @@ response that matches.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
@@ -321,35 +322,51 @@ def constant_answers(responses: Iterable[tuple[str, str, str]]) -> set[tuple[str
     """(item_id, system) of each response, given as (item_id, system, text), whose system gave
     the same reduced answer to at least `CONSTANT_MIN_ITEMS` distinct items and at least
     `CONSTANT_MIN_SHARE` of its items."""
-    return _constant((item_id, system, reduced(text)) for item_id, system, text in responses)
+    return fold_constant(
+        (item_id, system, constant_key(reduced(text))) for item_id, system, text in responses
+    )
 
 
-def _constant(reduced_answers: Iterable[tuple[str, str, str]]) -> set[tuple[str, str]]:
-    items: dict[str, set[str]] = defaultdict(set)
-    by_answer: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for item_id, system, key in reduced_answers:
-        items[system].add(item_id)
-        if len(key) >= CONSTANT_MIN_CHARS:
-            by_answer[(system, key)].add(item_id)
+def constant_key(reduced_text: str) -> bytes | None:
+    """What `constant_answer` compares of one response: a digest of its reduced text, or None
+    when that is too short to count (a one-word answer may well repeat)."""
+    if len(reduced_text) < CONSTANT_MIN_CHARS:
+        return None
+    return hashlib.blake2b(reduced_text.encode("utf-8"), digest_size=16).digest()
+
+
+def fold_constant(keys: Iterable[tuple[str, str, bytes | None]]) -> set[tuple[str, str]]:
+    """`constant_answers` of responses given as (item_id, system, `constant_key`)."""
+    items: Counter[str] = Counter()
+    by_answer: dict[tuple[str, bytes], list[str]] = defaultdict(list)
+    for item_id, system, key in keys:
+        items[system] += 1  # one response per (item, system): a count of its items
+        if key is not None:
+            by_answer[(system, key)].append(item_id)
     flagged: set[tuple[str, str]] = set()
     for (system, _), same in by_answer.items():
-        if len(same) >= max(CONSTANT_MIN_ITEMS, CONSTANT_MIN_SHARE * len(items[system])):
+        if len(same) >= max(CONSTANT_MIN_ITEMS, CONSTANT_MIN_SHARE * items[system]):
             flagged.update((item_id, system) for item_id in same)
     return flagged
+
+
+def scan_one(text: str) -> tuple[Rule | None, str]:
+    """One response's rule (`detect`) and its reduced text (`reduced`), normalised once."""
+    folded = normalise(text).text
+    return _detect_folded(folded), _reduce_folded(folded)
 
 
 def scan(responses: Iterable[tuple[str, str, str]]) -> dict[tuple[str, str], Rule]:
     """Every flagged response, (item_id, system) -> rule, of responses given as (item_id,
     system, text): the per-response rules, then `constant_answer` for the rest."""
     flags: dict[tuple[str, str], Rule] = {}
-    keys: list[tuple[str, str, str]] = []
+    keys: list[tuple[str, str, bytes | None]] = []
     for item_id, system, text in responses:
-        folded = normalise(text).text  # once per response, for both kinds of check
-        rule = _detect_folded(folded)
+        rule, reduced_text = scan_one(text)
         if rule is not None:
             flags[(item_id, system)] = rule
-        keys.append((item_id, system, _reduce_folded(folded)))
-    for unit in _constant(keys):
+        keys.append((item_id, system, constant_key(reduced_text)))
+    for unit in fold_constant(keys):
         flags.setdefault(unit, "constant_answer")
     return flags
 
@@ -358,6 +375,8 @@ def report(
     flags: Mapping[tuple[str, str], Rule],
     blind_ids: Mapping[tuple[str, str], str],
     systems: Iterable[str],
+    *,
+    responses: int | None = None,
 ) -> InjectionReport:
     """The run's record of `flags` ((item_id, system) -> rule, from `scan`): counts per rule
     and per system (every rule and system present, zeros included), and the rule per flagged
@@ -366,7 +385,7 @@ def report(
     for (_, system), rule in flags.items():
         per_system.setdefault(system, Counter())[rule] += 1
     return InjectionReport(
-        responses=len(blind_ids),
+        responses=len(blind_ids) if responses is None else responses,
         flagged=len(flags),
         by_rule={rule: sum(c[rule] for c in per_system.values()) for rule in RULES},
         by_system={s: sum(c.values()) for s, c in sorted(per_system.items())},

@@ -1,6 +1,6 @@
 """Bounds on the work one run may ask for, checked before the work is done.
 
-* judge requests per run (`check_requests`): counted from the blinded responses before any
+* judge requests per run (`check_planned`): counted from the blinded responses before any
   pair is made or prompt rendered, so a config that would make 38,000 requests out of a small
   upload is refused before that work is done, and before the run store is opened;
 * a rubric template's output and render time per prompt (`RenderLimits`, enforced by
@@ -14,7 +14,7 @@ library is imported here: the CLI reads `MAX_RESAMPLES` without loading pydantic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,6 @@ from judge.errors import LimitError
 
 if TYPE_CHECKING:
     from judge.config import JudgeSpec, RunConfig
-    from judge.types import BlindedResponse, BlindingKey
 
 MAX_RESAMPLES = 1_000_000
 """Most bootstrap resamples a config (`compare.resamples`, `calibration.resamples`) or
@@ -46,18 +45,18 @@ class RenderLimits:
     take together (the service: one submission). None: no total."""
 
 
-def check_requests(
+def check_planned(
     config: RunConfig,
     kind: str,
-    blinded: Sequence[BlindedResponse],
-    key: BlindingKey,
+    systems: Sequence[str],
+    item_systems: Iterable[tuple[str, Sequence[str]]],
     max_requests: int,
     *,
     extra: int = 0,
 ) -> int:
-    """The number of judge requests the run will make (`extra`: the canaries'); `LimitError`
-    when over `max_requests`."""
-    planned = count_requests(config, kind, blinded, key) + extra
+    """The number of judge requests the run will make (`item_systems`: each item's systems;
+    `extra`: the canaries'); `LimitError` when over `max_requests`."""
+    planned = count_planned(config, kind, systems, (s for _, s in item_systems)) + extra
     if planned > max_requests:
         raise LimitError(
             f"this run would send {planned:,} judge requests, over the limit of "
@@ -76,11 +75,12 @@ def check_requests(
     return planned
 
 
-def count_requests(
-    config: RunConfig, kind: str, blinded: Sequence[BlindedResponse], key: BlindingKey
+def count_planned(
+    config: RunConfig, kind: str, systems: Sequence[str], by_item: Iterable[Sequence[str]]
 ) -> int:
-    """Judge requests `prepare_run` will render for these responses: per pair (or, for an
-    absolute rubric, per response), one per order and per judge allowed to grade it.
+    """Judge requests `prepare_run` will render for items answered by these systems
+    (`by_item`: each item's): per pair (or, for an absolute rubric, per response), one per
+    order and per judge allowed to grade it.
 
     Counted per item and judge from the systems present, without making the pairs: a judge
     grades a pair when it may grade both of its systems (`eligible_judges` of a system with
@@ -93,29 +93,27 @@ def count_requests(
     if not judges:
         return 0
     allowed: dict[str, frozenset[int]] = {}
-    for system in set(key.systems.values()):
+    for system in set(systems):
         chosen = (
             judges
             if config.allow_same_family
             else eligible_judges((system, system), judges, config.families)
         )
         allowed[system] = frozenset(i for i, j in enumerate(judges) if _among(j, chosen))
-    if kind == "absolute":
-        return sum(len(allowed[key.systems[b.blind_id]]) for b in blinded)
-    by_item: dict[str, set[str]] = {}
-    for b in blinded:
-        by_item.setdefault(b.item_id, set()).add(key.systems[b.blind_id])
     orders = 2 if config.orders == "both" else 1
     baseline = config.pairs.baseline if config.pairs.mode == "baseline" else None
     total = 0
-    for present in by_item.values():
+    for present in by_item:
+        if kind == "absolute":
+            total += sum(len(allowed[s]) for s in present)
+            continue
         for j in range(len(judges)):
             graded = sum(1 for s in present if j in allowed[s])
             if baseline is None:
                 total += graded * (graded - 1) // 2
             elif baseline in present and j in allowed[baseline]:
                 total += graded - 1
-    return total * orders
+    return total if kind == "absolute" else total * orders
 
 
 def _among(judge: JudgeSpec, chosen: Sequence[JudgeSpec]) -> bool:

@@ -9,8 +9,9 @@ or open a forged one.
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
@@ -33,7 +34,7 @@ from judge.config_keys import unknown_key
 from judge.errors import ConfigError, LimitError
 from judge.hashing import content_hash
 from judge.types import BlindedResponse, ChatMessage, Item, Label
-from judge.verdict_forms import defuse_verdicts
+from judge.verdict_forms import defuse_delimiters, defuse_verdicts, delimiter_neutraliser
 from judge.yamlfile import read_yaml_mapping
 
 PAIRWISE_VARIABLES: tuple[str, ...] = (
@@ -169,6 +170,7 @@ class Rubric(_Strict):
 
     _neutraliser: re.Pattern[str] | None = PrivateAttr(default=None)
     _hash: str = PrivateAttr(default="")
+    _memo: dict[str, str] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -178,7 +180,7 @@ class Rubric(_Strict):
         _compile(self.user, "user", variables)
         self._check_placeholders()
         tags = _delimiter_tags(self.system + "\n" + self.user)
-        self._neutraliser = _neutraliser(tags)
+        self._neutraliser = delimiter_neutraliser(tags)
         self._check_delimited(variables, tags)
         self._hash = content_hash(self.model_dump(mode="json"))
         return self
@@ -321,18 +323,26 @@ class Rubric(_Strict):
             ChatMessage(role="user", content=out["user"].strip()),
         )
 
+    @contextlib.contextmanager
+    def neutralised(self) -> Iterator[None]:
+        """Within the block each distinct text is neutralised once: one item's requests show
+        each of its texts several times (both orders, every pair)."""
+        previous = self._memo
+        self._memo = {} if previous is None else previous
+        try:
+            yield
+        finally:
+            self._memo = previous
+
     def _neutralise(self, text: str) -> str:
+        memo = self._memo if self._memo is not None else {}
+        if text not in memo:
+            memo[text] = self._neutralise_now(text)
+        return memo[text]
+
+    def _neutralise_now(self, text: str) -> str:
         text = defuse_verdicts(text)  # a quoted "[[A]]" must not read as the judge's verdict
-        if self._neutraliser is None:
-            return text
-        # Rewriting removes bracket characters and never adds any, so a rewrite cannot create a
-        # new tag; the loop only guards against reasoning errors in that claim.
-        for _ in range(8):
-            new = self._neutraliser.sub(_defuse, text)
-            if new == text:
-                break
-            text = new
-        return text
+        return defuse_delimiters(self._neutraliser, text)
 
 
 def load_rubric(ref: str | Path) -> Rubric:
@@ -452,14 +462,10 @@ def _placeholders(source: str) -> set[str]:
 # templates close it somewhere; names are letters, digits, spaces, _ and -.
 _TAG_PATTERN = r"(?P<open>\[|<)(?P<close>/)?(?P<name>[A-Za-z][A-Za-z0-9 _-]{0,40}?)(?P<end>\]|>)"
 _TAG = re.compile(_TAG_PATTERN)
+
+
 # Look-alikes the neutraliser also treats as brackets and slashes (fullwidth forms and
 # friends), and invisible characters a candidate could slip between the letters of a tag.
-_OPENERS = "[<［＜【〈‹«"
-_CLOSERS = "]>］＞】〉›»"
-_SLASHES = "/／⁄∕\\"
-_INVISIBLE = r"\s\u00ad\u034f\u180e\u200b-\u200f\u2060-\u2064\ufeff_\-"
-
-
 def _tag_name(match: re.Match[str]) -> str:
     return match.group("open") + " ".join(match.group("name").upper().split())
 
@@ -472,25 +478,6 @@ def _delimiter_tags(source: str) -> set[str]:
 
 def _pairs(match: re.Match[str]) -> bool:
     return (match.group("open"), match.group("end")) in (("[", "]"), ("<", ">"))
-
-
-def _neutraliser(tags: set[str]) -> re.Pattern[str] | None:
-    if not tags:
-        return None
-    gap = f"[{_INVISIBLE}]*"
-    names = sorted({tag[1:] for tag in tags}, key=len, reverse=True)
-    fuzzy = "|".join(gap.join(re.escape(ch) for ch in name.replace(" ", "")) for name in names)
-    opener, closer, slash = (re.escape(s) for s in (_OPENERS, _CLOSERS, _SLASHES))
-    return re.compile(
-        f"[{opener}]{gap}(?:[{slash}]{gap})?(?:{fuzzy}){gap}[{closer}]", re.IGNORECASE
-    )
-
-
-def _defuse(match: re.Match[str]) -> str:
-    # Brackets become parentheses: the judge still reads what the candidate wrote, but it no
-    # longer matches any delimiter of the prompt.
-    text = match.group(0)
-    return "(" + text[1:-1] + ")"
 
 
 def _criteria_text(criteria: Sequence[Criterion]) -> str:

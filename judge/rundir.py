@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +32,7 @@ from judge.files import write_json, write_jsonl, write_text
 from judge.store import STORE_FILENAME, RunStore
 
 if TYPE_CHECKING:
+    from judge.blinding_key import KeyWriter
     from judge.config import RunConfig
     from judge.summary import RunSummary
     from judge.types import BlindedPair, BlindedResponse, BlindingKey, ScrubReport
@@ -74,6 +75,16 @@ class RunDir:
     @property
     def key_file(self) -> Path:
         return self.path / "blinding_key.json"
+
+    @property
+    def key_log_file(self) -> Path:
+        """The ids an unfinished prepare added to the key (`judge.blinding_key`)."""
+        return self.path / "blinding_key.log.jsonl"
+
+    @property
+    def staging_file(self) -> Path:
+        """Prepare's scratch index of the input (`judge.run.staging`); gone when it ends."""
+        return self.path / "prepare-staging.sqlite"
 
     @property
     def blinded_file(self) -> Path:
@@ -170,10 +181,10 @@ class RunDir:
     # -- the blinding key ----------------------------------------------------------------------
 
     def has_key(self) -> bool:
-        return self.key_file.exists()
+        return self.key_file.exists() or self.key_log_file.exists()
 
     def read_key(self) -> BlindingKey:
-        from judge.types import BlindingKey
+        from judge.blinding_key import read_key
 
         if not self.has_key():
             raise DataError(
@@ -181,18 +192,26 @@ class RunDir:
                 "`judge run` with its config)",
                 path=str(self.key_file),
             )
-        return BlindingKey.model_validate_json(self.key_file.read_text(encoding="utf-8"))
+        return read_key(self.key_file, self.key_log_file)
 
     def write_key(self, key: BlindingKey) -> None:
         """Durable before it returns (fsync of the file and of the directory): prepare writes
         the key before any request exists, so no request is ever stored without it."""
         write_json(self.key_file, key.model_dump(mode="json"), private=True)
+        self.key_log_file.unlink(missing_ok=True)
         _fsync_dir(self.path)
+
+    def key_writer(self, secret: str, previous: BlindingKey | None) -> KeyWriter:
+        """The key as a streaming prepare writes it: ids logged chunk by chunk, the whole key
+        written at `finish` (`judge.blinding_key`)."""
+        from judge.blinding_key import KeyWriter
+
+        return KeyWriter(self.key_file, self.key_log_file, secret, previous)
 
     def write_blinding_tables(
         self,
-        blinded: Sequence[BlindedResponse],
-        pairs: Sequence[BlindedPair],
+        blinded: Iterable[BlindedResponse],
+        pairs: Iterable[BlindedPair],
         scrub: ScrubReport,
     ) -> None:
         """The judge-visible tables and the scrub counts (no system names in any of them)."""

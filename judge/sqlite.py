@@ -16,7 +16,15 @@ from typing import Any
 
 from judge.errors import StoreError
 
-__all__ = ["BUSY_TIMEOUT_S", "connect", "paged", "placeholders", "select_in", "transaction"]
+__all__ = [
+    "BUSY_TIMEOUT_S",
+    "connect",
+    "connect_scratch",
+    "paged",
+    "placeholders",
+    "select_in",
+    "transaction",
+]
 
 BUSY_TIMEOUT_S = 30.0
 """How long a writer waits for another process's write transaction before failing."""
@@ -51,6 +59,21 @@ def connect(path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
+    return conn
+
+
+def connect_scratch(path: Path) -> sqlite3.Connection:
+    """A new scratch file at `path` (an older one is replaced), for one process's working data
+    (prepare's index of its input): autocommit, no journal, no fsync. A crash loses it; its
+    owner rebuilds it from its inputs."""
+    for stale in (path, path.with_name(path.name + "-journal")):
+        stale.unlink(missing_ok=True)
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+    except sqlite3.Error as exc:
+        raise _unusable(path, exc) from None
     return conn
 
 

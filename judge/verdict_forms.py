@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["defuse_verdicts"]
+__all__ = ["defuse_delimiters", "defuse_verdicts", "delimiter_neutraliser"]
 
 _JOINER = "\u2060"
 # What the parser accepts between doubled brackets: a label (optionally "Response A"), a tie
@@ -53,3 +53,46 @@ def _spaced(match: re.Match[str]) -> str:
     if _VERDICT_TOKEN.fullmatch(inner) is None:
         return match.group(0)
     return f"[ [{inner}] ]"
+
+
+# -- the prompt's own delimiters ------------------------------------------------------------
+# A candidate that writes "</RESPONSE_A>" (in any bracket, case, spacing or invisible
+# characters) could close the slot it is quoted in; the rubric's delimiter tags are rewritten.
+
+_OPENERS = "[<［＜【〈‹«"
+_CLOSERS = "]>］＞】〉›»"
+_SLASHES = "/／⁄∕\\"
+_INVISIBLE = r"\s\u00ad\u034f\u180e\u200b-\u200f\u2060-\u2064\ufeff_\-"
+
+
+def delimiter_neutraliser(tags: set[str]) -> re.Pattern[str] | None:
+    if not tags:
+        return None
+    gap = f"[{_INVISIBLE}]*"
+    names = sorted({tag[1:] for tag in tags}, key=len, reverse=True)
+    fuzzy = "|".join(gap.join(re.escape(ch) for ch in name.replace(" ", "")) for name in names)
+    opener, closer, slash = (re.escape(s) for s in (_OPENERS, _CLOSERS, _SLASHES))
+    return re.compile(
+        f"[{opener}]{gap}(?:[{slash}]{gap})?(?:{fuzzy}){gap}[{closer}]", re.IGNORECASE
+    )
+
+
+def _defuse(match: re.Match[str]) -> str:
+    # Brackets become parentheses: the judge still reads what the candidate wrote, but it no
+    # longer matches any delimiter of the prompt.
+    text = match.group(0)
+    return "(" + text[1:-1] + ")"
+
+
+def defuse_delimiters(pattern: re.Pattern[str] | None, text: str) -> str:
+    """`text` with every delimiter `pattern` (from `delimiter_neutraliser`) matches defused."""
+    if pattern is None:
+        return text
+    # Rewriting removes bracket characters and never adds any, so a rewrite cannot create a
+    # new tag; the loop only guards against reasoning errors in that claim.
+    for _ in range(8):
+        new = pattern.sub(_defuse, text)
+        if new == text:
+            break
+        text = new
+    return text

@@ -3,45 +3,81 @@
 This is the offline half of the pipeline. It spends nothing: after it, the run dir holds every
 request the judges will receive, so a user can inspect prompts, counts and the scrub report
 before paying. Preparing the same config into the same run dir again is a no-op (ids are
-content hashes and the blinding secret is reused from the run's key file).
+content hashes and the blinding secret is reused from the run's key).
 
-Crash safety rests on one order: the key file is written (and fsynced) before the store holds
-a request naming its ids, and the store's `config_hash` is written last. A prepare killed at
-any instant leaves either no key (nothing stored yet: the next prepare starts afresh) or a key
-whose secret the next prepare reuses to add the same rows again (inserts are idempotent).
+It streams: the input is indexed by item in a scratch SQLite file (`judge.run.staging`), then
+blinded, paired, rendered and stored a chunk of items at a time, so memory holds one chunk,
+not the data (a million responses prepare in well under a gigabyte). `on_stored` hears of each
+chunk's requests once they are stored: `judge run` starts judging them while the rest are
+still being prepared.
+
+Crash safety rests on one order: each chunk's opaque ids reach the key (fsynced, see
+`judge.blinding_key`) before any of its rows are stored, and the store's `config_hash` is
+written last. A prepare killed at any instant leaves either no key (nothing stored yet: the
+next prepare starts afresh) or a key whose secret the next prepare reuses to add the same rows
+again (inserts are idempotent).
 """
 
 from __future__ import annotations
 
-import random
-from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.blinding import blind_responses, make_listed_pairs, make_pairs, new_secret
-from judge.canaries import PREFIX as CANARY_PREFIX
-from judge.canaries import CanaryPlan, canary_texts, is_canary, plan_canaries, recorded_texts
+from judge.blinding import (
+    ScrubTally,
+    blind_one,
+    new_secret,
+    opaque_id,
+    pair_up,
+    presentation_key,
+    wanted_pairs,
+)
+from judge.blinding_key import KeyWriter
+from judge.canaries import (
+    CanaryPlan,
+    is_opponent,
+    item_canaries,
+    recorded_texts,
+)
 from judge.config import RunConfig
-from judge.data import load_items, load_responses
 from judge.errors import ConfigError, DataError
 from judge.hashing import content_hash
+from judge.injection import (
+    CONSTANT_MIN_ITEMS,
+    CONSTANT_MIN_SHARE,
+    constant_key,
+    scan_one,
+)
 from judge.injection import report as injection_report
-from judge.injection import scan as scan_injections
-from judge.limits import check_requests
+from judge.limits import check_planned
 from judge.provenance import environment
-from judge.rubrics import AbsoluteScale, Rubric, load_rubric
-from judge.run.requests import orders_for, plan_requests
+from judge.rubrics import load_rubric
+from judge.run.canary_plan import (
+    canary_flags,
+    canary_record,
+    canary_requests,
+    configured_texts,
+    plan_canaries,
+)
+from judge.run.requests import RequestPlanner
+from judge.run.staging import ItemGroup, Staging
 from judge.rundir import RunDir
 from judge.scrubber import Scrubber
+from judge.store import RunStore
 from judge.types import (
     BlindedPair,
+    BlindedResponse,
     BlindingKey,
     InjectionReport,
     JudgeRequest,
     Response,
     ScrubReport,
 )
+
+CHUNK_ITEMS = 500
+"""Items blinded, paired, rendered and stored at a time: a chunk's requests are what memory
+holds (and the first ones `judge run` can send)."""
 
 
 @dataclass
@@ -64,278 +100,343 @@ class PrepareSummary:
     judges: list[str] = field(default_factory=list)
 
 
+StoredCallback = Callable[[Sequence[JudgeRequest]], None]
+
+
 def prepare_run(
     config: RunConfig,
     run_dir: RunDir | str | Path,
     *,
     log: Callable[[str], None] = lambda _msg: None,
     max_requests: int | None = None,
+    on_stored: StoredCallback | None = None,
+    chunk_items: int = CHUNK_ITEMS,
 ) -> PrepareSummary:
     """Load, blind, pair and render every judge request into `run_dir`'s store, under the run
-    dir's lock. Crash-safe: the blinding key is durable before any request row exists, so a
-    prepare killed at any instant is completed (or redone) by the next one.
+    dir's lock. Crash-safe: the blinding key holds each id before any row naming it exists, so
+    a prepare killed at any instant is completed (or redone) by the next one.
 
     `max_requests`: refuse (`LimitError`) a run that would make more judge requests, counted
-    before pairing or rendering anything, and before anything is written."""
+    before pairing or rendering anything, and before anything is written. `on_stored`: called
+    with each chunk's requests once they are stored (from this thread). `chunk_items`: items
+    per chunk (the output is the same for any chunk size)."""
     rundir = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     with rundir.locked():
-        return _prepare(config, rundir, log, max_requests)
-
-
-def _prepare(
-    config: RunConfig, rundir: RunDir, log: Callable[[str], None], max_requests: int | None
-) -> PrepareSummary:
-    rubric = load_rubric(config.rubric)
-    texts = _canary_texts(config, rubric)
-    record = config.model_dump(mode="json")
-    if texts is not None:
-        # The canaries' built-in texts are part of what a run sends, like its config.
-        record["canary_texts"] = recorded_texts(*texts)
-    config_hash = content_hash(record)
-
-    log(f"loading items from {config.data.items}")
-    items = load_items(config.data.items)
-    log(f"loading responses from {config.data.responses}")
-    responses = load_responses(
-        config.data.responses, items.keys(), allow_empty_outputs=config.data.allow_empty_outputs
-    )
-    systems = sorted({r.system for r in responses})
-    set_aside = 0
-    if config.data.systems is not None:
-        unknown = sorted(set(config.data.systems) - set(systems))
-        if unknown:
-            raise ConfigError(
-                f"data.systems names {', '.join(unknown)}, which {config.data.responses} does not "
-                f"contain; its systems are: {', '.join(systems)}"
-            )
-        kept = [r for r in responses if r.system in set(config.data.systems)]
-        set_aside = len(responses) - len(kept)
-        responses, systems = kept, sorted(set(config.data.systems))
-        log(f"evaluating {len(systems)} systems; {set_aside} responses of other systems set aside")
-    if len(systems) < 2 and rubric.kind == "pairwise":
-        raise ConfigError(
-            f"{config.data.responses}: pairwise rubric '{rubric.id}' needs responses from at "
-            f"least two systems; found {systems or 'none'}"
+        return prepare_locked(
+            config,
+            rundir,
+            log=log,
+            max_requests=max_requests,
+            on_stored=on_stored,
+            chunk_items=chunk_items,
         )
 
-    # On the text as written (before scrubbing): flagged here, judged unchanged.
-    log(f"checking {len(responses):,} responses for text that addresses the judge")
-    flags = scan_injections((r.item_id, r.system, r.output) for r in responses)
-    canaries = _plan_canaries(config, responses, systems, texts, rubric.kind, set(flags))
-    previous_key = _usable_key(rundir, config_hash, log)
-    secret = (previous_key.blinding_secret if previous_key else config.blinding.secret) or (
-        new_secret()
-    )
-    scrubber = None
-    if config.blinding.scrub:
-        scrubber = Scrubber(
-            systems,
-            extra_markers=config.blinding.extra_markers,
-            scrub_ambiguous=config.blinding.scrub_ambiguous,
-        )
-    log(f"blinding {len(responses)} responses of {len(systems)} systems")
-    blinded, key, scrub = blind_responses(
-        responses, secret=secret, seed=config.blinding.seed, scrubber=scrubber
-    )
-    # Canaries are blinded apart so that the scrub report counts the real systems only.
-    canary_blinded, canary_key, _ = blind_responses(
-        canaries.responses, secret=secret, seed=config.blinding.seed, scrubber=scrubber
-    )
-    # Apart from the real ones: `constant_answer` compares a system's answers with its own.
-    canary_flags = scan_injections((r.item_id, r.system, r.output) for r in canaries.responses)
-    blind_ids = {(b.item_id, key.systems[b.blind_id]): b.blind_id for b in blinded}
-    injection = injection_report(flags, blind_ids, systems)
-    if max_requests is not None:
-        extra = canary_requests(config, rubric.kind, canaries)
-        check_requests(config, rubric.kind, blinded, key, max_requests, extra=extra)
-    pairs: list[BlindedPair] = []
-    skipped: list[tuple[str, str, str]] = []
-    if rubric.kind == "pairwise":
-        log("pairing")
-        pairs, key, skipped = make_pairs(
-            blinded,
-            key,
-            mode=config.pairs.mode,
-            baseline=config.pairs.baseline,
-            seed=config.blinding.seed,
-        )
-    if canaries.kinds:
-        key = key.model_copy(update={"systems": {**key.systems, **canary_key.systems}})
-        # Shuffled in among the real ones, so that neither the blinded table nor the order
-        # requests are sent in (a budget stop) sets the canaries apart.
-        blinded = [*blinded, *canary_blinded]
-        random.Random(config.blinding.seed).shuffle(blinded)
-        if rubric.kind == "pairwise":
-            canary_pairs, key = make_listed_pairs(
-                blinded, key, canaries.pairs, seed=config.blinding.seed
-            )
-            pairs = sorted([*pairs, *canary_pairs], key=lambda p: (p.item_id, p.pair_id))
 
-    log(f"rendering the judge requests ({rubric.id}@{rubric.version})")
-    requests = list(plan_requests(config, rubric, items, blinded, pairs, key, log))
-    same_family = sum(r.same_family for r in requests)
-
-    if previous_key is not None:
-        # Ids are the secret's: what an earlier prepare stored keeps its names even if the data
-        # has since lost some responses.
-        key = key.model_copy(
-            update={
-                "systems": {**previous_key.systems, **key.systems},
-                "pairs": {**previous_key.pairs, **key.pairs},
-            }
-        )
-    if key != previous_key:
-        rundir.write_key(key)  # durable before any request row names its ids
-    log(f"storing {len(requests):,} requests")
-    with rundir.open_store() as store:
-        store.add_items(items.values())
-        store.add_blinded(blinded)
-        store.add_pairs(pairs)
-        store.add_requests(requests)
-        if store.get_meta("config_hash") is None:
-            store.set_meta("config", config.model_dump(mode="json"))
-            store.set_meta(
-                "rubric",
-                {"id": rubric.id, "version": rubric.version, "hash": rubric.hash},
-            )
-            store.set_meta(
-                "seeds", {"blinding": config.blinding.seed, "compare": config.compare.seed}
-            )
-            store.set_meta("environment", environment())
-            store.set_meta("scrub_report", scrub.model_dump(mode="json"))
-            store.set_meta("injection_report", injection.model_dump(mode="json"))
-            if canaries.kinds:
-                canary_ids = {
-                    (b.item_id, canary_key.systems[b.blind_id]): b.blind_id for b in canary_blinded
-                }
-                store.set_meta(
-                    "canaries",
-                    _canary_record(canaries, canary_flags, canary_ids, texts, rubric.kind),
-                )
-            store.set_meta("skipped_pairs", [list(s) for s in skipped])
-            store.set_meta("responses_set_aside", set_aside)
-            store.set_meta("system_costs", system_costs(responses))
-            # Last: a store with a config hash is a prepared run.
-            store.set_meta("config_hash", config_hash)
-
-    rundir.write_blinding_tables(blinded, pairs, scrub)
-    return PrepareSummary(
-        run_dir=rundir.path,
-        items=len(items),
-        responses=len(responses),
-        systems=systems,
-        pairs=len(pairs),
-        skipped_pairs=len(skipped),
-        requests=len(requests),
-        canary_requests=sum(_is_canary_request(r, key, set(canaries.kinds)) for r in requests),
-        same_family_requests=same_family,
-        rubric=f"{rubric.id}@{rubric.version}",
-        scrub=scrub,
-        injection=injection,
-        judges=[j.model for j in config.judges],
-    )
-
-
-def _canary_texts(config: RunConfig, rubric: Rubric) -> tuple[str | None, str | None] | None:
-    """The null-model and master-key texts of the run's canaries; None without canaries."""
-    wanted = config.canaries
-    if wanted is None:
-        return None
-    scale = rubric.scale
-    top = scale.max if isinstance(scale, AbsoluteScale) else None
-    return canary_texts(wanted.null_model, wanted.master_key, top_score=top)
-
-
-def _plan_canaries(
+def prepare_locked(
     config: RunConfig,
-    responses: list[Response],
-    systems: list[str],
-    texts: tuple[str | None, str | None] | None,
-    kind: str,
-    flagged: set[tuple[str, str]],
-) -> CanaryPlan:
-    """The canaries' responses and pairs (none without `canaries:`), after checking that no
-    real system wears a canary's name and that `canaries.against` names real systems."""
-    wanted = config.canaries
-    if wanted is None or texts is None:
-        return CanaryPlan()
-    taken = [s for s in systems if is_canary(s)]
-    if taken:
-        raise ConfigError(
-            f"{config.data.responses}: system {taken[0]!r} starts with {CANARY_PREFIX!r}, "
-            "which names the run's canaries; rename it, or remove `canaries`"
+    rundir: RunDir,
+    *,
+    log: Callable[[str], None] = lambda _msg: None,
+    max_requests: int | None = None,
+    on_stored: StoredCallback | None = None,
+    chunk_items: int = CHUNK_ITEMS,
+) -> PrepareSummary:
+    """`prepare_run` for a caller that holds the run dir's lock (in any of its threads)."""
+    if chunk_items < 1:
+        raise ValueError(f"chunk_items must be at least 1, got {chunk_items}")
+    rundir.path.mkdir(parents=True, exist_ok=True)
+    with Staging(rundir.staging_file) as stage:
+        return _Prepare(config, rundir, stage, log).run(max_requests, on_stored, chunk_items)
+
+
+class _Prepare:
+    """One prepare: the steps share the config, the scratch index and the running counts."""
+
+    def __init__(
+        self, config: RunConfig, rundir: RunDir, stage: Staging, log: Callable[[str], None]
+    ) -> None:
+        self.config, self.rundir, self.stage, self.log = config, rundir, stage, log
+        self.rubric = load_rubric(config.rubric)
+        self.texts = configured_texts(config, self.rubric)
+        record = config.model_dump(mode="json")
+        if self.texts is not None:
+            # The canaries' built-in texts are part of what a run sends, like its config.
+            record["canary_texts"] = recorded_texts(*self.texts)
+        self.config_hash = content_hash(record)
+        self.systems: list[str] = []
+        self.canaries = CanaryPlan()
+        self.canary_items: set[str] = set()
+        self.flags: dict[tuple[str, str], str] = {}
+        self.skipped: list[tuple[str, str, str]] = []
+        self.pairs = self.requests = self.same_family = self.canary_requests = 0
+        self.canary_ids: dict[tuple[str, str], str] = {}
+        """(item_id, canary) -> opaque id of each canary response."""
+        self.canary_scans: list[tuple[str, str, str | None, bytes | None]] = []
+
+    # -- the steps -------------------------------------------------------------------------
+
+    def run(
+        self, max_requests: int | None, on_stored: StoredCallback | None, chunk_items: int
+    ) -> PrepareSummary:
+        config, rubric, stage = self.config, self.rubric, self.stage
+        set_aside = self._load()
+        if config.canaries is not None:
+            # The canaries' opponents must not be flagged answers: scan before pairing.
+            self.log(f"checking {stage.responses:,} responses for text that addresses the judge")
+            stage.scan(_scan_text)
+            self.flags = self._flags()
+            assert self.texts is not None
+            self.canaries = plan_canaries(config, self.systems, self.texts, stage, self.flags)
+            self.canary_items = set(self.canaries.items)
+        previous_key = _usable_key(self.rundir, self.config_hash, self.log)
+        secret = (previous_key.blinding_secret if previous_key else config.blinding.secret) or (
+            new_secret()
         )
-    against = wanted.against if wanted.against is not None else systems
-    unknown = sorted(set(against) - set(systems))
-    if unknown or not against:
-        raise ConfigError(
-            f"canaries.against names {', '.join(unknown) or 'no system'}; the systems "
-            f"evaluated are: {', '.join(systems)}"
+        if max_requests is not None:
+            extra = canary_requests(config, rubric.kind, self.canaries)
+            check_planned(
+                config, rubric.kind, self.systems, stage.item_systems(), max_requests, extra=extra
+            )
+        scrubber = None
+        if config.blinding.scrub:
+            scrubber = Scrubber(
+                self.systems,
+                extra_markers=config.blinding.extra_markers,
+                scrub_ambiguous=config.blinding.scrub_ambiguous,
+            )
+        wanted = (
+            wanted_pairs(self.systems, config.pairs.mode, config.pairs.baseline)
+            if rubric.kind == "pairwise"
+            else []
         )
-    null_model, master_key = texts
-    return plan_canaries(
-        responses,
-        against,
-        null_model=null_model,
-        master_key=master_key,
-        length_padded=wanted.length_padded,
-        items=wanted.items,
-        seed=config.blinding.seed,
-        flagged=flagged,
-    )
+        planner = RequestPlanner(config, rubric, self._system_pairs(wanted))
+        keys = self.rundir.key_writer(secret, previous_key)
+        tally = ScrubTally(self.systems)
+        self.log(
+            f"blinding, pairing and rendering {stage.responses:,} responses of "
+            f"{len(self.systems)} systems ({rubric.id}@{rubric.version})"
+        )
+        try:
+            with self.rundir.open_store() as store:
+                chunk: list[ItemGroup] = []
+                done = 0
+                for group in stage.groups():
+                    chunk.append(group)
+                    if len(chunk) >= chunk_items:
+                        done += self._store_chunk(
+                            chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored
+                        )
+                        chunk = []
+                        self.log(f"prepared {done:,} of {stage.items:,} items")
+                if chunk:
+                    self._store_chunk(
+                        chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored
+                    )
+                store.add_items(stage.unanswered_items())
+                if not stage.scanned:
+                    self.flags = self._flags()
+                scrub = tally.report()
+                injection = self._injection_report(secret)
+                keys.finish()  # the whole key, before the store says the run is prepared
+                if store.get_meta("config_hash") is None:
+                    self._write_meta(store, scrub, injection, set_aside)
+        finally:
+            keys.close()
+        self.rundir.write_blinding_tables(stage.shown(), stage.pairs(), scrub)
+        return PrepareSummary(
+            run_dir=self.rundir.path,
+            items=stage.items,
+            responses=stage.responses,
+            systems=self.systems,
+            pairs=self.pairs,
+            skipped_pairs=len(self.skipped),
+            requests=self.requests,
+            canary_requests=self.canary_requests,
+            same_family_requests=self.same_family,
+            rubric=f"{rubric.id}@{rubric.version}",
+            scrub=scrub,
+            injection=injection,
+            judges=[j.model for j in config.judges],
+        )
+
+    def _load(self) -> int:
+        """Index the input; returns the responses set aside (systems not in `data.systems`)."""
+        config, stage = self.config, self.stage
+        self.log(f"loading items from {config.data.items}")
+        ids = stage.load_items(config.data.items)
+        self.log(f"loading responses from {config.data.responses}")
+        keep = set(config.data.systems) if config.data.systems is not None else None
+        stage.load_responses(
+            config.data.responses,
+            ids,
+            allow_empty_outputs=config.data.allow_empty_outputs,
+            keep=keep,
+        )
+        systems = sorted(stage.systems)
+        if config.data.systems is not None:
+            unknown = sorted(set(config.data.systems) - set(systems))
+            if unknown:
+                everything = sorted({*stage.systems, *stage.other_systems})
+                raise ConfigError(
+                    f"data.systems names {', '.join(unknown)}, which {config.data.responses} "
+                    f"does not contain; its systems are: {', '.join(everything)}"
+                )
+            self.log(
+                f"evaluating {len(systems)} systems; {stage.set_aside} responses of other "
+                "systems set aside"
+            )
+        if len(systems) < 2 and self.rubric.kind == "pairwise":
+            raise ConfigError(
+                f"{config.data.responses}: pairwise rubric '{self.rubric.id}' needs responses "
+                f"from at least two systems; found {systems or 'none'}"
+            )
+        self.systems = systems
+        return stage.set_aside
+
+    def _flags(self) -> dict[tuple[str, str], str]:
+        """(item_id, system) -> rule of every flagged response (on the text as written:
+        flagged here, judged unchanged)."""
+        flags = self.stage.flagged()
+        constant = self.stage.constant_answers(CONSTANT_MIN_ITEMS, CONSTANT_MIN_SHARE)
+        for unit in sorted(constant):
+            flags.setdefault(unit, "constant_answer")
+        return flags
+
+    def _system_pairs(self, wanted: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Every system pair the run may judge (absolute: each system with itself)."""
+        canaries = sorted({(name, system) for _, name, system in self.canaries.pairs})
+        if self.rubric.kind == "absolute":
+            return [(s, s) for s in [*self.systems, *self.canaries.kinds]]
+        return [*wanted, *canaries]
+
+    def _store_chunk(
+        self,
+        chunk: list[ItemGroup],
+        store: RunStore,
+        keys: KeyWriter,
+        tally: ScrubTally,
+        scrubber: Scrubber | None,
+        secret: str,
+        wanted: list[tuple[str, str]],
+        planner: RequestPlanner,
+        on_stored: StoredCallback | None,
+    ) -> int:
+        """Blind, pair and render one chunk of items; its ids reach the key before its rows
+        reach the store."""
+        seed = self.config.blinding.seed
+        pairwise = self.rubric.kind == "pairwise"
+        kinds = self.canaries.kinds
+        blinded_rows: list[BlindedResponse] = []
+        pair_rows: list[BlindedPair] = []
+        requests: list[JudgeRequest] = []
+        scans: list[tuple[str | None, bytes | None, str, str]] = []
+        for group in chunk:
+            item = group.item
+            responses = group.responses
+            if not self.stage.scanned:
+                for r in responses:
+                    scans.append((*_scan_text(r.output), r.item_id, r.system))
+            canaries: list[Response] = []
+            listed = [(item.item_id, a, b) for a, b in wanted]
+            if item.item_id in self.canary_items:
+                canaries, pairs_of_canaries = self._item_canaries(responses)
+                listed += pairs_of_canaries
+            present: dict[str, str] = {}
+            system_of: dict[str, str] = {}
+            blinded: list[BlindedResponse] = []
+            for r in [*responses, *canaries]:
+                b, marks = blind_one(r, secret, scrubber)
+                if r.system in kinds:
+                    self.canary_ids[(r.item_id, r.system)] = b.blind_id
+                    self.canary_scans.append((r.item_id, r.system, *_scan_text(r.output)))
+                else:
+                    tally.add(r.system, marks)
+                keys.add_response(b.blind_id, r.system)
+                present[r.system] = b.blind_id
+                system_of[b.blind_id] = r.system
+                blinded.append(b)
+            blinded_rows += blinded
+            if pairwise:
+                pairs, slots, skipped = pair_up(secret, seed, {item.item_id: present}, listed)
+                for unit in skipped:
+                    if unit[1] in kinds:
+                        raise ConfigError(f"no response to pair for {unit}")
+                    self.skipped.append(unit)
+                for pid, (a, b) in slots.items():
+                    keys.add_pair(pid, a, b)
+                pair_rows += pairs
+                by_id = {b.blind_id: b for b in blinded}
+                new = list(planner.for_pairs(item, pairs, by_id, slots))
+                self.canary_requests += sum(
+                    1
+                    for q in new
+                    if any(s in kinds for s in slots[q.pair_id])  # type: ignore[index]
+                )
+            else:
+                new = list(planner.for_responses(item, blinded, system_of))
+                self.canary_requests += sum(1 for q in new if system_of[q.blind_id] in kinds)  # type: ignore[index]
+            self.same_family += sum(q.same_family for q in new)
+            requests += new
+        if scans:
+            self.stage.record_scans(scans)
+        keys.flush()  # durable before any row naming these ids
+        store.add_items(g.item for g in chunk)
+        store.add_blinded(blinded_rows)
+        store.add_pairs(pair_rows)
+        store.add_requests(requests)
+        self.stage.add_shown((presentation_key(seed, b.blind_id), b) for b in blinded_rows)
+        self.stage.add_pairs(pair_rows)
+        self.pairs += len(pair_rows)
+        self.requests += len(requests)
+        if on_stored is not None:
+            on_stored(requests)
+        return len(chunk)
+
+    def _item_canaries(
+        self, responses: list[Response]
+    ) -> tuple[list[Response], list[tuple[str, str, str]]]:
+        present = {
+            r.system: r for r in responses if is_opponent(r, self.canaries.against, self.flags)
+        }
+        assert self.texts is not None
+        return item_canaries(present, self.canaries.kinds, *self.texts)
+
+    def _injection_report(self, secret: str) -> InjectionReport:
+        flagged = {unit: opaque_id(secret, *unit) for unit in self.flags}
+        return injection_report(self.flags, flagged, self.systems, responses=self.stage.responses)
+
+    def _write_meta(
+        self, store: RunStore, scrub: ScrubReport, injection: InjectionReport, set_aside: int
+    ) -> None:
+        config, rubric = self.config, self.rubric
+        store.set_meta("config", config.model_dump(mode="json"))
+        store.set_meta("rubric", {"id": rubric.id, "version": rubric.version, "hash": rubric.hash})
+        store.set_meta("seeds", {"blinding": config.blinding.seed, "compare": config.compare.seed})
+        store.set_meta("environment", environment())
+        store.set_meta("scrub_report", scrub.model_dump(mode="json"))
+        store.set_meta("injection_report", injection.model_dump(mode="json"))
+        if self.canaries.kinds:
+            store.set_meta(
+                "canaries",
+                canary_record(
+                    self.canaries,
+                    canary_flags(self.canary_scans),
+                    self.canary_ids,
+                    self.texts,
+                    rubric.kind,
+                ),
+            )
+        store.set_meta("skipped_pairs", [list(s) for s in self.skipped])
+        store.set_meta("responses_set_aside", set_aside)
+        store.set_meta("system_costs", self.stage.system_costs())
+        # Last: a store with a config hash is a prepared run.
+        store.set_meta("config_hash", self.config_hash)
 
 
-def canary_requests(config: RunConfig, kind: str, canaries: CanaryPlan) -> int:
-    """Judge requests the canaries add: per pair (or response), one per order and judge
-    allowed to grade it."""
-    from judge.families import eligible_judges
-
-    def judges(pair: tuple[str, str]) -> int:
-        if config.allow_same_family:
-            return len(config.judges)
-        return len(eligible_judges(pair, config.judges, config.families))
-
-    if kind == "absolute":
-        return sum(judges((r.system, r.system)) for r in canaries.responses)
-    orders = len(orders_for(config))
-    return sum(orders * judges((first, second)) for _, first, second in canaries.pairs)
-
-
-def _canary_record(
-    canaries: CanaryPlan,
-    flags: dict[tuple[str, str], str],
-    blind_ids: dict[tuple[str, str], str],
-    texts: tuple[str | None, str | None] | None,
-    kind: str,
-) -> dict:
-    """What the outputs and the analysis need to know of the canaries (store meta
-    `canaries`): `flags` by opaque id, as `injection_report` holds the real systems'."""
-    responses = Counter(r.system for r in canaries.responses)
-    flagged = Counter(system for (_, system) in flags if system in canaries.kinds)
-    return {
-        "kinds": canaries.kinds,
-        "sources": canaries.sources,
-        "against": canaries.against,
-        "items": len(canaries.items),
-        "pairs": len(canaries.pairs) if kind == "pairwise" else 0,
-        # Absolute rubrics judge no pairs: the scores a canary's are compared with (empty and
-        # flagged answers are no opponents; see `plan_canaries`).
-        "compared": canaries.pairs if kind == "absolute" else [],
-        "texts": recorded_texts(*texts) if texts else None,
-        "responses": {s: responses[s] for s in canaries.kinds},
-        "flagged": {s: flagged[s] for s in canaries.kinds},
-        "flags": {
-            blind_ids[unit]: rule for unit, rule in sorted(flags.items()) if unit in blind_ids
-        },
-    }
-
-
-def _is_canary_request(request: JudgeRequest, key: BlindingKey, canaries: set[str]) -> bool:
-    if not canaries:
-        return False
-    if request.pair_id is not None:
-        return not canaries.isdisjoint(key.pairs[request.pair_id])
-    return request.blind_id is not None and key.systems[request.blind_id] in canaries
+def _scan_text(text: str) -> tuple[str | None, bytes | None]:
+    """One response's injection rule and constant-answer key."""
+    rule, reduced = scan_one(text)
+    return rule, constant_key(reduced)
 
 
 def _usable_key(rundir: RunDir, config_hash: str, log: Callable[[str], None]) -> BlindingKey | None:
@@ -370,26 +471,3 @@ def _usable_key(rundir: RunDir, config_hash: str, log: Callable[[str], None]) ->
         "(identical requests are then served from the response cache)",
         path=str(rundir.key_file),
     )
-
-
-def system_costs(responses: list[Response]) -> dict[str, dict[str, float | int | None]]:
-    """Per system, what the responses table says each answer cost and took (when it says):
-    the report shows it beside quality. Systems with neither column are left out."""
-    import statistics
-
-    out: dict[str, dict[str, float | int | None]] = {}
-    for system in sorted({r.system for r in responses}):
-        mine = [r for r in responses if r.system == system]
-        latencies = [r.latency_s for r in mine if r.latency_s is not None]
-        costs = [r.cost_usd for r in mine if r.cost_usd is not None]
-        if not latencies and not costs:
-            continue
-        out[system] = {
-            "responses": len(mine),
-            "latency_median_s": statistics.median(latencies) if latencies else None,
-            "latency_known": len(latencies),
-            "cost_usd_total": sum(costs) if costs else None,
-            "cost_usd_mean": sum(costs) / len(costs) if costs else None,
-            "cost_known": len(costs),
-        }
-    return out

@@ -3,9 +3,7 @@ grade it, with its content-hashed ids. Prepare stores them; nothing is sent here
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from judge.config import JudgeSpec, RunConfig
 from judge.families import check_pairs_judgeable, is_same_family
@@ -14,95 +12,102 @@ from judge.rubrics import Rubric, render_absolute, render_pairwise
 from judge.types import (
     BlindedPair,
     BlindedResponse,
-    BlindingKey,
     ChatMessage,
     Item,
     JudgeRequest,
     Order,
 )
 
-T = TypeVar("T")
-
 
 def orders_for(config: RunConfig) -> tuple[Order, ...]:
     return ("AB", "BA") if config.orders == "both" else ("AB",)
 
 
-def plan_requests(
-    config: RunConfig,
-    rubric: Rubric,
-    items: dict[str, Item],
-    blinded: Sequence[BlindedResponse],
-    pairs: Sequence[BlindedPair],
-    key: BlindingKey,
-    log: Callable[[str], None],
-) -> Iterable[JudgeRequest]:
-    if not config.judges:
-        return
-    by_id = {b.blind_id: b for b in blinded}
-    counted = _Counted(log, "pairs" if rubric.kind == "pairwise" else "responses")
-    if rubric.kind == "absolute":
-        # Absolute grading sees one response: a judge is excluded from that system's responses
-        # only, i.e. the "pair" is the system with itself.
-        plan = check_pairs_judgeable(
-            [(s, s) for s in set(key.systems.values())],
-            config.judges,
-            allow_same_family=config.allow_same_family,
-            overrides=config.families,
+class RequestPlanner:
+    """Renders the judge requests of a run one item at a time. Which judges grade which system
+    pair is settled once, up front (`systems`: every system pair the run may judge, so a pair
+    no judge may grade fails before anything is stored), and each response's text is
+    neutralised once however many requests show it."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        rubric: Rubric,
+        system_pairs: Iterable[tuple[str, str]],
+    ) -> None:
+        self.config = config
+        self.rubric = rubric
+        self.orders = orders_for(config)
+        self._plan = (
+            check_pairs_judgeable(
+                system_pairs,
+                config.judges,
+                allow_same_family=config.allow_same_family,
+                overrides=config.families,
+            )
+            if config.judges
+            else {}
         )
-        for b in counted(blinded):
-            system = key.systems[b.blind_id]
-            for judge in plan[(system, system)]:
-                messages = render_absolute(rubric, items[b.item_id], b)
-                yield _request(
-                    judge,
-                    rubric,
-                    messages,
-                    item_id=b.item_id,
-                    blind_id=b.blind_id,
-                    same_family=is_same_family(judge, (system, system), config.families),
-                )
-        return
-    plan = check_pairs_judgeable(
-        key.pairs.values(),
-        config.judges,
-        allow_same_family=config.allow_same_family,
-        overrides=config.families,
-    )
-    for pair in counted(pairs):
-        systems = key.pairs[pair.pair_id]
-        judges = plan[tuple(sorted(systems))]
-        item = items[pair.item_id]
-        a, b = by_id[pair.slot_a], by_id[pair.slot_b]
-        for order in orders_for(config):
-            first, second = (a, b) if order == "AB" else (b, a)
-            messages = render_pairwise(rubric, item, first, second)
-            for judge in judges:
-                yield _request(
-                    judge,
-                    rubric,
-                    messages,
-                    item_id=pair.item_id,
-                    pair_id=pair.pair_id,
-                    order=order,
-                    same_family=is_same_family(judge, systems, config.families),
-                )
+        self._same: dict[tuple[str, tuple[str, str]], bool] = {}
 
+    def judges(self, systems: tuple[str, str]) -> list[JudgeSpec]:
+        return self._plan.get(tuple(sorted(systems)), [])  # type: ignore[arg-type]
 
-class _Counted:
-    """Rendering takes seconds (~2 ms a request): how far it got, in a log line at most every
-    `every_s`, so a display (or a log) shows it moving."""
+    def same_family(self, judge: JudgeSpec, systems: tuple[str, str]) -> bool:
+        known = self._same.get((judge.model, systems))
+        if known is None:
+            known = is_same_family(judge, systems, self.config.families)
+            self._same[(judge.model, systems)] = known
+        return known
 
-    def __init__(self, log: Callable[[str], None], what: str, every_s: float = 2.0) -> None:
-        self._log, self._what, self._every_s = log, what, every_s
+    def for_pairs(
+        self,
+        item: Item,
+        pairs: Sequence[BlindedPair],
+        by_id: Mapping[str, BlindedResponse],
+        slots: Mapping[str, tuple[str, str]],
+    ) -> Iterator[JudgeRequest]:
+        """Per pair of one item, one request per order and judge allowed to grade it."""
+        with self.rubric.neutralised():
+            for pair in pairs:
+                systems = slots[pair.pair_id]
+                judges = self.judges(systems)
+                a, b = by_id[pair.slot_a], by_id[pair.slot_b]
+                for order in self.orders:
+                    first, second = (a, b) if order == "AB" else (b, a)
+                    messages = render_pairwise(self.rubric, item, first, second)
+                    for judge in judges:
+                        yield _request(
+                            judge,
+                            self.rubric,
+                            messages,
+                            item_id=pair.item_id,
+                            pair_id=pair.pair_id,
+                            order=order,
+                            same_family=self.same_family(judge, systems),
+                        )
 
-    def __call__(self, rows: Sequence[T]) -> Iterator[T]:
-        last = time.monotonic()
-        for done, row in enumerate(rows):
-            if time.monotonic() - last >= self._every_s:
-                self._log(f"rendering: {done:,} of {len(rows):,} {self._what}")
-                last = time.monotonic()
-            yield row
+    def for_responses(
+        self, item: Item, blinded: Sequence[BlindedResponse], systems: Mapping[str, str]
+    ) -> Iterator[JudgeRequest]:
+        """Absolute grading sees one response: a judge is excluded from that system's
+        responses only, i.e. the "pair" is the system with itself."""
+        with self.rubric.neutralised():
+            for b in blinded:
+                system = systems[b.blind_id]
+                judges = self.judges((system, system))
+                if not judges:
+                    continue
+                messages = render_absolute(self.rubric, item, b)
+                for judge in judges:
+                    yield _request(
+                        judge,
+                        self.rubric,
+                        messages,
+                        item_id=b.item_id,
+                        blind_id=b.blind_id,
+                        same_family=self.same_family(judge, (system, system)),
+                    )
 
 
 def _request(

@@ -15,8 +15,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,10 @@ Outcome = tuple[JudgeResponse, Verdict | ParseFailure | None]
 
 _FLUSH_EVERY_S = 0.02
 _FLUSH_ROWS = 256
+_PAGE_ROWS = 1000
+"""Pending requests read from the store at a time."""
+_POLL_S = 0.05
+"""How often a runner ahead of a running prepare looks for newly stored requests."""
 # Expected reply length when estimating cost before a run (tokens).
 _EST_OUTPUT_TOKENS = 400
 
@@ -121,6 +126,8 @@ class Runner:
         self._pending_writes: list[Outcome] = []
         self._reserved_usd = 0.0
         self._stop = False
+        self._failure: Exception | None = None
+        self._dispatcher: asyncio.Task[None] | None = None
 
     # -- setup -----------------------------------------------------------------------------
 
@@ -171,23 +178,34 @@ class Runner:
             requests = [r for r in requests if shard_of(r.request_id, self.shards) == self.shard]
         return requests
 
-    async def run(self, requests: Sequence[JudgeRequest] | None = None) -> RunStats:
-        requests = list(self.pending() if requests is None else requests)
-        by_judge: dict[str, list[JudgeRequest]] = {}
-        for request in requests:
-            by_judge.setdefault(request.judge, []).append(request)
-        for judge in by_judge:
-            self.provider(judge)  # fail fast on a missing SDK or key, before any spend
+    async def run(
+        self,
+        requests: Sequence[JudgeRequest] | None = None,
+        *,
+        preparing: threading.Event | None = None,
+    ) -> RunStats:
+        """Send `requests`, or (None) this shard's pending requests as the store holds them:
+        read page by page, so memory holds a page and the requests in flight, and, while
+        `preparing` is set (a prepare still storing requests in another thread), the rows it
+        adds as they arrive."""
+        feed = _listed(requests) if requests is not None else self._feed(preparing)
         writer = asyncio.create_task(self._writer())
+        workers: list[asyncio.Task[None]] = []
+        dispatcher = self._dispatcher = asyncio.create_task(self._dispatch(feed, workers))
         try:
-            workers = []
-            for judge, queue in by_judge.items():
-                spec = self.specs[judge]
-                it = iter(queue)
-                count = max(1, spec.max_connections // self.shards)
-                workers += [asyncio.create_task(self._worker(it)) for _ in range(count)]
+            try:
+                await dispatcher
+            except asyncio.CancelledError:
+                if self._failure is None:
+                    raise
+            if self._failure is not None:
+                raise self._failure  # a worker's (a provider error stops the run)
             await asyncio.gather(*workers)
         finally:
+            dispatcher.cancel()
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(dispatcher, *workers, return_exceptions=True)
             writer.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
@@ -196,8 +214,58 @@ class Runner:
                 await provider.aclose()
         return self.stats
 
-    async def _worker(self, requests: Any) -> None:
-        for request in requests:
+    async def _dispatch(
+        self, feed: AsyncIterator[list[JudgeRequest]], workers: list[asyncio.Task[None]]
+    ) -> None:
+        """Hand each request to its judge's workers (started at the judge's first request),
+        then tell them the end. A worker that fails cancels this."""
+        queues: dict[str, asyncio.Queue[JudgeRequest | None]] = {}
+        counts: dict[str, int] = {}
+        async for page in feed:
+            for judge in sorted({r.judge for r in page} - queues.keys()):
+                self.provider(judge)  # fail fast on a missing SDK or key, before any spend
+                counts[judge] = max(1, self.specs[judge].max_connections // self.shards)
+                queues[judge] = asyncio.Queue(maxsize=2 * counts[judge])
+                workers += [
+                    asyncio.create_task(self._worker(queues[judge])) for _ in range(counts[judge])
+                ]
+            for request in page:
+                await queues[request.judge].put(request)
+        for judge, queue in queues.items():
+            for _ in range(counts[judge]):
+                await queue.put(None)
+
+    async def _feed(self, preparing: threading.Event | None) -> AsyncIterator[list[JudgeRequest]]:
+        """This shard's pending requests, a page at a time, in the order they were planned;
+        while `preparing` is set, it waits for the rows still to come."""
+        after = 0
+        while True:
+            finished = preparing is None or not preparing.is_set()
+            rows = self.store.pending_after(after, _PAGE_ROWS)
+            if rows:
+                after = rows[-1][0]
+                page = [r for _, r in rows]
+                if self.shards > 1:
+                    page = [r for r in page if shard_of(r.request_id, self.shards) == self.shard]
+                if page:
+                    yield page
+                continue
+            if finished:
+                return  # read after prepare ended: nothing more will come
+            await asyncio.sleep(_POLL_S)
+
+    async def _worker(self, queue: asyncio.Queue[JudgeRequest | None]) -> None:
+        try:
+            await self._work(queue)
+        except Exception as exc:
+            if self._failure is None:
+                self._failure = exc
+                if self._dispatcher is not None:
+                    self._dispatcher.cancel()
+            raise
+
+    async def _work(self, queue: asyncio.Queue[JudgeRequest | None]) -> None:
+        while (request := await queue.get()) is not None:
             if self._stop:
                 self.stats.skipped_for_budget += 1
                 continue
@@ -408,6 +476,11 @@ class Runner:
         spec = self.specs[request.judge]
         estimate = self._estimate_cost(request, spec)
         return self.stats.spent_usd + self._reserved_usd + estimate > self.max_cost_usd
+
+
+async def _listed(requests: Sequence[JudgeRequest]) -> AsyncIterator[list[JudgeRequest]]:
+    for start in range(0, len(requests), _PAGE_ROWS):
+        yield list(requests[start : start + _PAGE_ROWS])
 
 
 class _Exhausted(Exception):

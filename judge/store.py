@@ -340,6 +340,18 @@ class RunStore:
         )
         return [request_from_row(row) for row in rows]
 
+    def pending_after(self, rowid: int, limit: int) -> list[tuple[int, JudgeRequest]]:
+        """Up to `limit` pending requests planned after row `rowid`, with their rows, in the
+        order they were planned: a runner pages through them (bounded memory), and finds the
+        rows a prepare still running adds behind it."""
+        rows = self._db.execute(
+            f"SELECT q.rowid, {column_list(REQUEST_FIELDS, 'q')} FROM judge_requests q"
+            " WHERE q.rowid > ? AND NOT EXISTS (SELECT 1 FROM judge_responses r"
+            " WHERE r.request_id = q.request_id) ORDER BY q.rowid LIMIT ?",
+            (rowid, limit),
+        ).fetchall()
+        return [(row[0], request_from_row(row[1:])) for row in rows]
+
     # -- reading back ------------------------------------------------------------------------
     # The iterators read page by page and hold no statement open across a `yield`: an open
     # read would pin an old WAL snapshot, and a write on this connection while another process

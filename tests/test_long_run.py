@@ -142,7 +142,7 @@ def test_ctrl_c_says_where_it_stopped_and_how_to_continue(interrupted: Interrupt
 def test_progress_lines_come_while_judging_when_not_a_terminal(interrupted: Interrupted) -> None:
     lines = interrupted.stderr.splitlines()
     # The preparing steps, each as a line, before any judging.
-    steps = ["loading items from", "blinding 24 responses", "pairing", "storing 24 requests"]
+    steps = ["loading items from", "loading responses from", "blinding, pairing and rendering 24"]
     where = [next(i for i, line in enumerate(lines) if line.startswith(s)) for s in steps]
     assert where == sorted(where)
     counts = [int(m.group(1)) for m in map(_PROGRESS.match, lines) if m]

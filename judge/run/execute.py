@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass
@@ -43,11 +44,20 @@ def execute(
     cache_path: Path | None = None,
     on_progress: ProgressCallback | None = None,
     pool: ProcessPoolExecutor | None = None,
+    preparing: threading.Event | None = None,
 ) -> RunStats:
     """Judge the run's pending requests with `workers` processes: this one, and `workers - 1`
-    from `pool` (a `worker_pool`, started here when not given), each sending its shard."""
+    from `pool` (a `worker_pool`, started here when not given), each sending its shard.
+    `preparing` (one process only): set while another thread is still storing requests; they
+    are judged as they arrive."""
     if workers <= 1:
-        return asyncio.run(_run_in_process(config, rundir, max_cost_usd, cache_path, on_progress))
+        return asyncio.run(
+            _run_in_process(
+                config, rundir, max_cost_usd, cache_path, on_progress, preparing=preparing
+            )
+        )
+    if preparing is not None:
+        raise ValueError("judging while preparing takes one process (workers=1)")
     if pool is None:
         with worker_pool(config, workers) as started:
             assert started is not None
@@ -125,6 +135,7 @@ async def _run_in_process(
     *,
     shard: int = 0,
     shards: int = 1,
+    preparing: threading.Event | None = None,
 ) -> RunStats:
     with rundir.open_store(cache_path) as store:
         runner = Runner(store, config, max_cost_usd=max_cost_usd, shard=shard, shards=shards)
@@ -138,7 +149,7 @@ async def _run_in_process(
 
             ticker = asyncio.create_task(tick())
         try:
-            return await runner.run()
+            return await runner.run(preparing=preparing)
         finally:
             if ticker is not None:
                 ticker.cancel()

@@ -4,7 +4,8 @@ meaning the edges translate (an exit code, a run status)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -21,10 +22,11 @@ from judge.run.execute import (
     worker_pool,
 )
 from judge.run.outputs import write_outputs
-from judge.run.prepare import PrepareSummary, prepare_run
+from judge.run.prepare import PrepareSummary, prepare_locked, prepare_run
 from judge.rundir import RunDir
 from judge.runner import RunStats, estimate_run
 from judge.summary import GateOutcome, RunSummary
+from judge.types import JudgeRequest
 
 Status = Literal["complete", "gate_failed", "stopped"]
 """complete: every request answered and every `compare.gates` check (and canary) passed;
@@ -99,39 +101,134 @@ def run_pipeline(
     budget = max_cost_usd if max_cost_usd is not None else config.budget.max_cost_usd
     _check_priced(config, budget)
     with rundir.locked():
-        # Worker processes start (and import) at once, while this one prepares the run.
-        with worker_pool(config, workers) as pool:
-            # Prepared from the config as written (a `simulator` base_url stays a name, not a
-            # port), so the run's config hash and cache keys are stable across restarts.
-            prepared = prepare_run(config, rundir, log=log)
-            cache = rundir.cache_file(config, cache_path)
-            with rundir.open_store() as store:
-                if budget is not None:
-                    budget = max(0.0, budget - spent_usd(store))
-                before = progress_of(store)
-            if on_progress is not None:
-                on_progress(before)  # prepared: a display moves on from "preparing"
-            if before.done:
-                log(
-                    f"{before.done:,} of {before.total:,} requests already answered (from an "
-                    f"earlier run); sending {before.total - before.done:,}"
-                )
-            else:
-                log(f"judging {before.total:,} requests with {workers} worker(s)")
-            with simulator_for(config) as live:
-                stats = execute(
-                    live,
-                    rundir,
-                    workers=workers,
-                    max_cost_usd=budget,
-                    cache_path=cache,
-                    on_progress=on_progress,
-                    pool=pool,
-                )
+        if workers <= 1:
+            prepared, stats, before = _judge_while_preparing(
+                config, rundir, budget, cache_path, on_progress, log
+            )
+        else:
+            prepared, stats, before = _prepare_then_judge(
+                config, rundir, workers, budget, cache_path, on_progress, log
+            )
         summary = write_outputs(config, rundir)
         if summary.complete:
             summary = _finish(config, rundir, summary, human, log).summary
     return RunOutcome(rundir, summary, prepared=prepared, stats=stats, answered_before=before.done)
+
+
+def _prepare_then_judge(
+    config: RunConfig,
+    rundir: RunDir,
+    workers: int,
+    budget: float | None,
+    cache_path: Path | None,
+    on_progress: ProgressCallback | None,
+    log: Callable[[str], None],
+) -> tuple[PrepareSummary, RunStats, Progress]:
+    """Several worker processes: each reads the prepared run's pending requests, so the run is
+    prepared first (they start, and import, meanwhile)."""
+    with worker_pool(config, workers) as pool:
+        # Prepared from the config as written (a `simulator` base_url stays a name, not a
+        # port), so the run's config hash and cache keys are stable across restarts.
+        prepared = prepare_run(config, rundir, log=log)
+        cache = rundir.cache_file(config, cache_path)
+        budget, before = _before(rundir, budget, on_progress, log, False, workers)
+        with simulator_for(config) as live:
+            stats = execute(
+                live,
+                rundir,
+                workers=workers,
+                max_cost_usd=budget,
+                cache_path=cache,
+                on_progress=on_progress,
+                pool=pool,
+            )
+    return prepared, stats, before
+
+
+def _judge_while_preparing(
+    config: RunConfig,
+    rundir: RunDir,
+    budget: float | None,
+    cache_path: Path | None,
+    on_progress: ProgressCallback | None,
+    log: Callable[[str], None],
+) -> tuple[PrepareSummary, RunStats, Progress]:
+    """One process: prepare in a thread, and judge each chunk of requests as soon as it is
+    stored, so the first request goes out while the rest are still being rendered. The thread
+    works under the lock this one holds; a Ctrl-C here stops it at its next chunk."""
+    started = threading.Event()
+    """Set at the first stored chunk (the store exists and holds requests) or at the end."""
+    preparing = threading.Event()
+    preparing.set()
+    stop = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def stored(_requests: Sequence[JudgeRequest]) -> None:
+        started.set()
+
+    def work() -> None:
+        try:
+            outcome["prepared"] = prepare_locked(
+                config, rundir, log=log, on_stored=stored, stop=stop
+            )
+        except BaseException as exc:  # handed to the main thread, which raises it
+            outcome["error"] = exc
+        finally:
+            preparing.clear()
+            started.set()
+
+    thread = threading.Thread(target=work, name="judge-prepare", daemon=True)
+    thread.start()
+    try:
+        started.wait()
+        if "error" in outcome:
+            raise outcome["error"]
+        cache = rundir.cache_file(config, cache_path)
+        budget, before = _before(rundir, budget, on_progress, log, preparing.is_set())
+        with simulator_for(config) as live:
+            stats = execute(
+                live,
+                rundir,
+                max_cost_usd=budget,
+                cache_path=cache,
+                on_progress=on_progress,
+                preparing=preparing,
+            )
+    finally:
+        stop.set()
+        thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["prepared"], stats, before
+
+
+def _before(
+    rundir: RunDir,
+    budget: float | None,
+    on_progress: ProgressCallback | None,
+    log: Callable[[str], None],
+    preparing: bool,
+    workers: int = 1,
+) -> tuple[float | None, Progress]:
+    """The budget left and the progress when judging starts (a resumed run's answers count as
+    done), logged and shown."""
+    with rundir.open_store() as store:
+        if budget is not None:
+            budget = max(0.0, budget - spent_usd(store))
+        before = progress_of(store)
+    if on_progress is not None:
+        on_progress(before)  # prepared: a display moves on from "preparing"
+    if before.done:
+        log(
+            f"{before.done:,} of {before.total:,} requests already answered (from an "
+            f"earlier run); sending {before.total - before.done:,}"
+            + (" and those still being prepared" if preparing else "")
+        )
+    elif preparing:
+        log(f"judging requests as they are prepared ({before.total:,} stored so far)")
+    else:
+        log(f"judging {before.total:,} requests with {workers} worker(s)")
+    return budget, before
 
 
 def stopped_at(run_dir: RunDir | str | Path) -> Progress | None:

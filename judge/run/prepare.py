@@ -20,6 +20,8 @@ again (inserts are idempotent).
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +77,8 @@ from judge.types import (
     ScrubReport,
 )
 
+_LOG_EVERY_S = 5.0
+"""Progress lines while preparing: a long prepare is seen moving, a short one stays quiet."""
 CHUNK_ITEMS = 500
 """Items blinded, paired, rendered and stored at a time: a chunk's requests are what memory
 holds (and the first ones `judge run` can send)."""
@@ -140,12 +144,20 @@ def prepare_locked(
     max_requests: int | None = None,
     on_stored: StoredCallback | None = None,
     chunk_items: int = CHUNK_ITEMS,
+    stop: threading.Event | None = None,
 ) -> PrepareSummary:
-    """`prepare_run` for a caller that holds the run dir's lock (in any of its threads)."""
+    """`prepare_run` for a caller that holds the run dir's lock (in any of its threads).
+    `stop`: when set (from another thread), raise `KeyboardInterrupt` at the next batch of
+    input or chunk of items; what was stored stays stored (a later prepare completes it)."""
     if chunk_items < 1:
         raise ValueError(f"chunk_items must be at least 1, got {chunk_items}")
     rundir.path.mkdir(parents=True, exist_ok=True)
-    with Staging(rundir.staging_file) as stage:
+
+    def check() -> None:
+        if stop is not None and stop.is_set():
+            raise KeyboardInterrupt
+
+    with Staging(rundir.staging_file, check=check) as stage:
         return _Prepare(config, rundir, stage, log).run(max_requests, on_stored, chunk_items)
 
 
@@ -220,14 +232,18 @@ class _Prepare:
             with self.rundir.open_store() as store:
                 chunk: list[ItemGroup] = []
                 done = 0
+                last_log = time.monotonic()
                 for group in stage.groups():
                     chunk.append(group)
                     if len(chunk) >= chunk_items:
+                        stage.check()
                         done += self._store_chunk(
                             chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored
                         )
                         chunk = []
-                        self.log(f"prepared {done:,} of {stage.items:,} items")
+                        if time.monotonic() - last_log >= _LOG_EVERY_S:
+                            self.log(f"prepared {done:,} of {stage.items:,} items")
+                            last_log = time.monotonic()
                 if chunk:
                     self._store_chunk(
                         chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored

@@ -58,8 +58,10 @@ class Staging:
     """The items and responses of one prepare, indexed by item. Use as a context manager: the
     file is removed on exit."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, check: Callable[[], None] = lambda: None) -> None:
         self.path = path
+        self.check = check
+        """Called at every batch: raises to stop (an interrupted run)."""
         self._db = connect_scratch(path)  # a crashed prepare's is replaced: rebuilt from input
         self._db.executescript(_SCHEMA)
         self.items = 0
@@ -126,6 +128,7 @@ class Staging:
 
     def _insert(self, sql: str, batch: list[tuple[object, ...]]) -> None:
         # Duplicates were refused by the loaders (with their file and line), so none reach here.
+        self.check()
         if batch:
             self._db.executemany(sql, batch)
             batch.clear()

@@ -79,34 +79,30 @@ def blind(
     Writes OUT/blinded.jsonl and OUT/pairs.jsonl (judge-visible), OUT/blinding_key.json
     (owner-only; the only file that names systems) and OUT/scrub_report.json.
     """
-    from judge.blinding import blind_responses, make_pairs, new_secret
-    from judge.data import load_items, load_responses
+    from judge.run.blind_tables import blind_tables
     from judge.rundir import RunDir
-    from judge.scrubber import Scrubber
 
     mode, baseline = _parse_pairs(pairs)
-    item_table = load_items(items)
-    loaded = load_responses(responses, item_table.keys(), allow_empty_outputs=allow_empty_outputs)
-    systems = sorted({r.system for r in loaded})
     target = RunDir(out)
-    target.path.mkdir(parents=True, exist_ok=True)
-    scrubber = Scrubber(
-        systems, extra_markers=extra_marker or (), scrub_ambiguous=scrub_ambiguous or ()
+    done = blind_tables(
+        items,
+        responses,
+        target,
+        seed=seed,
+        mode=mode,
+        baseline=baseline,
+        extra_markers=extra_marker or (),
+        scrub_ambiguous=scrub_ambiguous or (),
+        allow_empty_outputs=allow_empty_outputs,
     )
-    # The secret of an earlier key in OUT: the same inputs keep their opaque ids.
-    secret = target.read_key().blinding_secret if target.has_key() else new_secret()
-    blinded, key, report = blind_responses(loaded, secret=secret, seed=seed, scrubber=scrubber)
-    pair_list, key, skipped = make_pairs(blinded, key, mode=mode, baseline=baseline, seed=seed)
-    target.write_key(key)
-    target.write_blinding_tables(blinded, pair_list, report)
 
     from judge.console import print_scrub_report
 
-    print_scrub_report(report)
+    print_scrub_report(done.scrub)
     typer.echo(
-        f"{len(blinded)} responses of {len(systems)} systems on {len(item_table)} items; "
-        f"{len(pair_list)} pairs"
-        + (f" ({len(skipped)} skipped: a response is missing)" if skipped else "")
+        f"{done.responses} responses of {len(done.systems)} systems on {done.items} items; "
+        f"{done.pairs} pairs"
+        + (f" ({done.skipped} skipped: a response is missing)" if done.skipped else "")
     )
     typer.echo(f"judge-visible: {target.blinded_file}, {target.pairs_file}")
     typer.echo(f"blinding key (keep apart): {target.key_file}")

@@ -114,7 +114,7 @@ def prepare_run(
     log: Callable[[str], None] = lambda _msg: None,
     max_requests: int | None = None,
     on_stored: StoredCallback | None = None,
-    chunk_items: int = CHUNK_ITEMS,
+    chunk_items: int | None = None,
 ) -> PrepareSummary:
     """Load, blind, pair and render every judge request into `run_dir`'s store, under the run
     dir's lock. Crash-safe: the blinding key holds each id before any row naming it exists, so
@@ -123,7 +123,7 @@ def prepare_run(
     `max_requests`: refuse (`LimitError`) a run that would make more judge requests, counted
     before pairing or rendering anything, and before anything is written. `on_stored`: called
     with each chunk's requests once they are stored (from this thread). `chunk_items`: items
-    per chunk (the output is the same for any chunk size)."""
+    per chunk (default `CHUNK_ITEMS`; the output is the same for any chunk size)."""
     rundir = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
     with rundir.locked():
         return prepare_locked(
@@ -143,12 +143,13 @@ def prepare_locked(
     log: Callable[[str], None] = lambda _msg: None,
     max_requests: int | None = None,
     on_stored: StoredCallback | None = None,
-    chunk_items: int = CHUNK_ITEMS,
+    chunk_items: int | None = None,
     stop: threading.Event | None = None,
 ) -> PrepareSummary:
     """`prepare_run` for a caller that holds the run dir's lock (in any of its threads).
     `stop`: when set (from another thread), raise `KeyboardInterrupt` at the next batch of
     input or chunk of items; what was stored stays stored (a later prepare completes it)."""
+    chunk_items = CHUNK_ITEMS if chunk_items is None else chunk_items
     if chunk_items < 1:
         raise ValueError(f"chunk_items must be at least 1, got {chunk_items}")
     rundir.path.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,146 @@
+"""Prepare streams a chunk of items at a time: the output does not depend on the chunk size, a
+prepare stopped between chunks is completed by the next one, and `judge run` sends its first
+requests while later chunks are still being prepared."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from judge.config import load_config
+from judge.run import prepare as prepare_module
+from judge.run import run_pipeline
+from judge.run.prepare import prepare_locked, prepare_run
+from judge.rundir import RunDir
+from judge.simulator import SimulatorConfig, running_simulator
+from tests.helpers import REPO
+from tests.test_runner import judge_entry, write_config, write_dataset
+
+MT_BENCH = REPO / "data" / "mt_bench"
+OUTPUTS = ("blinding_key.json", "blinded.jsonl", "pairs.jsonl", "scrub_report.json")
+
+
+def _config(root: Path, **overrides: Any) -> Path:
+    """The demo data: four systems against a baseline, with canaries (every path of the
+    chunk loop: data.systems, skipped pairs, canary items, flags)."""
+    config: dict[str, Any] = {
+        "name": "stream",
+        "data": {
+            "items": str(MT_BENCH / "items.jsonl"),
+            "responses": str(MT_BENCH / "responses.jsonl.gz"),
+            "allow_empty_outputs": True,
+            "systems": ["gpt-4", "vicuna-13b-v1.2", "llama-13b", "alpaca-13b"],
+        },
+        "blinding": {"seed": 3, "secret": "ab" * 32},
+        "pairs": {"mode": "baseline", "baseline": "vicuna-13b-v1.2"},
+        "rubric": "pairwise_general",
+        "judges": [
+            {"model": "openai/sim-gpt", "base_url": "http://127.0.0.1:9", "transport": "http"},
+            {"model": "anthropic/sim-claude", "base_url": "http://127.0.0.1:9"},
+        ],
+        "orders": "both",
+        "canaries": {"items": 20},
+        **overrides,
+    }
+    path = root / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def _written(run_dir: Path) -> dict[str, Any]:
+    """Everything a prepare wrote, byte for byte, in row order (timestamps and the
+    environment record aside)."""
+    out: dict[str, Any] = {name: (run_dir / name).read_bytes() for name in OUTPUTS}
+    db = sqlite3.connect(run_dir / "store.sqlite")
+    for table in ("items", "blinded_responses", "pairs", "judge_requests"):
+        columns = [
+            f'"{r[1]}"' for r in db.execute(f"PRAGMA table_info({table})") if r[1] != "created_at"
+        ]
+        out[table] = db.execute(
+            f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid"
+        ).fetchall()
+    out["meta"] = db.execute(
+        "SELECT * FROM run_meta WHERE key NOT IN ('environment', 'created_at') ORDER BY key"
+    ).fetchall()
+    db.close()
+    assert not (run_dir / "prepare-staging.sqlite").exists()
+    assert not (run_dir / "blinding_key.log.jsonl").exists()
+    return out
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    """One chunk holding every item: what an unchunked prepare writes."""
+    root = tmp_path_factory.mktemp("whole")
+    config = load_config(_config(root))
+    summary = prepare_run(config, root / "run", chunk_items=10**6)
+    assert summary.canary_requests > 0 and summary.skipped_pairs > 0
+    return root, _written(root / "run")
+
+
+def test_chunk_size_changes_nothing(whole: tuple[Path, dict[str, Any]], tmp_path: Path) -> None:
+    config = load_config(_config(tmp_path))
+    prepare_run(config, tmp_path / "run", chunk_items=7)
+    chunked = _written(tmp_path / "run")
+    expected = whole[1]
+    assert chunked.keys() == expected.keys()
+    for name in expected:
+        assert chunked[name] == expected[name], name
+
+
+def test_a_stopped_prepare_is_completed_by_the_next(
+    whole: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    config = load_config(_config(tmp_path))
+    run_dir = RunDir(tmp_path / "run")
+    stop = threading.Event()
+    chunks: list[int] = []
+
+    def stored(requests: Any) -> None:
+        chunks.append(len(requests))
+        if len(chunks) == 3:
+            stop.set()
+
+    with pytest.raises(KeyboardInterrupt):
+        prepare_locked(config, run_dir, chunk_items=11, on_stored=stored, stop=stop)
+    assert len(chunks) == 3
+    # Stopped mid-way: the ids of what was stored are in the key log, the key file is not
+    # written yet and the store is not marked prepared.
+    assert run_dir.key_log_file.exists() and not run_dir.key_file.exists()
+    with run_dir.open_store() as store:
+        assert store.get_meta("config_hash") is None
+        assert store.counts()["requests"] == sum(chunks)
+    key = run_dir.read_key()
+    with run_dir.open_store() as store:
+        named = {r.blind_id for r in store.iter_blinded()}
+    assert named and named <= set(key.systems)
+    prepare_run(config, run_dir, chunk_items=11)
+    resumed = _written(run_dir.path)
+    for name, value in whole[1].items():
+        assert resumed[name] == value, name
+
+
+def test_judging_starts_before_prepare_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first replies are stored before the last requests are: the runner sent requests
+    of the first chunks while later ones were being rendered."""
+    monkeypatch.setattr(prepare_module, "CHUNK_ITEMS", 4)
+    items, responses = write_dataset(
+        tmp_path, 120, {"sys-a": lambda i: f"Answer {i} from a.", "sys-b": lambda i: f"B {i}."}
+    )
+    with running_simulator(SimulatorConfig(seed=2)) as sim:
+        judge = judge_entry(sim, "openai/sim-alpha", max_connections=8)
+        config = load_config(write_config(tmp_path, items, responses, judges=[judge]))
+        outcome = run_pipeline(config, tmp_path / "run")
+    assert outcome.summary.counts.requests == 240
+    assert outcome.summary.counts.pending == 0
+    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
+    (last_request,) = db.execute("SELECT MAX(created_at) FROM judge_requests").fetchone()
+    (first_reply,) = db.execute("SELECT MIN(created_at) FROM judge_responses").fetchone()
+    assert first_reply < last_request

@@ -26,9 +26,15 @@ class SimulatorStats:
         self.duplicates = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.first_at: float | None = None
+        """Wall-clock time (Unix) of the first request: a client's time to first request."""
+        self.last_at: float | None = None
 
     def enter(self, route: str) -> None:
         self.requests += 1
+        self.last_at = time.time()
+        if self.first_at is None:
+            self.first_at = self.last_at
         self.by_route[route] += 1
         self.in_flight += 1
         if self.in_flight > self.max_in_flight:
@@ -60,6 +66,8 @@ class SimulatorStats:
             "output_tokens": self.output_tokens,
             "elapsed_s": round(elapsed, 6),
             "cpu_s": round(time.process_time() - self.cpu_started, 6),
+            "first_request_unix": self.first_at,
+            "last_request_unix": self.last_at,
         }
         if with_hashes:
             snapshot["attempts_by_hash"] = dict(self.attempts)

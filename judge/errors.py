@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class JudgeError(Exception):
     """Base class for errors a user can act on (bad config, bad data, provider trouble)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # As it is, with its fields: a prepare in another process hands its error back pickled,
+        # and keyword-only constructor arguments would not survive the default.
+        return (_rebuilt, (type(self), self.args, self.__dict__))
+
+
+def _rebuilt(cls: type[JudgeError], args: tuple[Any, ...], state: dict[str, Any]) -> JudgeError:
+    error = cls.__new__(cls)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 class ConfigError(JudgeError):

@@ -13,7 +13,6 @@ import pytest
 import yaml
 
 from judge.config import load_config
-from judge.run import prepare as prepare_module
 from judge.run import run_pipeline
 from judge.run.prepare import prepare_locked, prepare_run
 from judge.rundir import RunDir
@@ -125,20 +124,17 @@ def test_a_stopped_prepare_is_completed_by_the_next(
         assert resumed[name] == value, name
 
 
-def test_judging_starts_before_prepare_ends(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_judging_starts_before_prepare_ends(tmp_path: Path) -> None:
     """The first replies are stored before the last requests are: the runner sent requests
-    of the first chunks while later ones were being rendered."""
-    monkeypatch.setattr(prepare_module, "CHUNK_ITEMS", 4)
+    of the first chunks (8 items, then 16, ...) while later ones were being rendered."""
     items, responses = write_dataset(
-        tmp_path, 120, {"sys-a": lambda i: f"Answer {i} from a.", "sys-b": lambda i: f"B {i}."}
+        tmp_path, 300, {"sys-a": lambda i: f"Answer {i} from a.", "sys-b": lambda i: f"B {i}."}
     )
     with running_simulator(SimulatorConfig(seed=2)) as sim:
         judge = judge_entry(sim, "openai/sim-alpha", max_connections=8)
         config = load_config(write_config(tmp_path, items, responses, judges=[judge]))
         outcome = run_pipeline(config, tmp_path / "run")
-    assert outcome.summary.counts.requests == 240
+    assert outcome.summary.counts.requests == 600
     assert outcome.summary.counts.pending == 0
     db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
     (last_request,) = db.execute("SELECT MAX(created_at) FROM judge_requests").fetchone()

@@ -4,8 +4,7 @@ meaning the edges translate (an exit code, a run status)."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -22,11 +21,10 @@ from judge.run.execute import (
     worker_pool,
 )
 from judge.run.outputs import write_outputs
-from judge.run.prepare import PrepareSummary, prepare_locked, prepare_run
+from judge.run.prepare import PrepareSummary, prepare_run
 from judge.rundir import RunDir
 from judge.runner import RunStats, estimate_run
 from judge.summary import GateOutcome, RunSummary
-from judge.types import JudgeRequest
 
 Status = Literal["complete", "gate_failed", "stopped"]
 """complete: every request answered and every `compare.gates` check (and canary) passed;
@@ -153,38 +151,16 @@ def _judge_while_preparing(
     on_progress: ProgressCallback | None,
     log: Callable[[str], None],
 ) -> tuple[PrepareSummary, RunStats, Progress]:
-    """One process: prepare in a thread, and judge each chunk of requests as soon as it is
-    stored, so the first request goes out while the rest are still being rendered. The thread
-    works under the lock this one holds; a Ctrl-C here stops it at its next chunk."""
-    started = threading.Event()
-    """Set at the first stored chunk (the store exists and holds requests) or at the end."""
-    preparing = threading.Event()
-    preparing.set()
-    stop = threading.Event()
-    outcome: dict[str, Any] = {}
+    """One process judging: the prepare runs in another (`judge.run.prepare_process`), and
+    each chunk of requests is judged as soon as it is stored, so the first request goes out
+    while the rest are still being rendered. A Ctrl-C here stops the prepare at its next
+    chunk."""
+    from judge.run.prepare_process import preparing_meanwhile
 
-    def stored(_requests: Sequence[JudgeRequest]) -> None:
-        started.set()
-
-    def work() -> None:
-        try:
-            outcome["prepared"] = prepare_locked(
-                config, rundir, log=log, on_stored=stored, stop=stop
-            )
-        except BaseException as exc:  # handed to the main thread, which raises it
-            outcome["error"] = exc
-        finally:
-            preparing.clear()
-            started.set()
-
-    thread = threading.Thread(target=work, name="judge-prepare", daemon=True)
-    thread.start()
-    try:
-        started.wait()
-        if "error" in outcome:
-            raise outcome["error"]
+    with preparing_meanwhile(config, rundir, log) as prepare:
+        prepare.wait_started()
         cache = rundir.cache_file(config, cache_path)
-        budget, before = _before(rundir, budget, on_progress, log, preparing.is_set())
+        budget, before = _before(rundir, budget, on_progress, log, prepare.preparing.is_set())
         with simulator_for(config) as live:
             stats = execute(
                 live,
@@ -192,14 +168,10 @@ def _judge_while_preparing(
                 max_cost_usd=budget,
                 cache_path=cache,
                 on_progress=on_progress,
-                preparing=preparing,
+                preparing=prepare.preparing,
             )
-    finally:
-        stop.set()
-        thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["prepared"], stats, before
+        prepared = prepare.result()
+    return prepared, stats, before
 
 
 def _before(

@@ -79,6 +79,7 @@ from judge.types import (
 
 _LOG_EVERY_S = 5.0
 """Progress lines while preparing: a long prepare is seen moving, a short one stays quiet."""
+_FIRST_CHUNK_ITEMS = 8
 CHUNK_ITEMS = 500
 """Items blinded, paired, rendered and stored at a time: a chunk's requests are what memory
 holds (and the first ones `judge run` can send)."""
@@ -234,9 +235,13 @@ class _Prepare:
                 chunk: list[ItemGroup] = []
                 done = 0
                 last_log = time.monotonic()
+                # The first chunks are small, so the first requests are stored (and sent)
+                # at once; they double up to `chunk_items`.
+                size = min(_FIRST_CHUNK_ITEMS, chunk_items)
                 for group in stage.groups():
                     chunk.append(group)
-                    if len(chunk) >= chunk_items:
+                    if len(chunk) >= size:
+                        size = min(2 * size, chunk_items)
                         stage.check()
                         done += self._store_chunk(
                             chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored

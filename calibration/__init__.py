@@ -4,33 +4,77 @@ Imports nothing from `judge`; knows nothing of LLMs. Every statistic returns a t
 (value, interval, n, seed, method), never a bare float.
 """
 
-from calibration.agreement import (
-    cohen_kappa,
-    confusion_matrix,
-    kendall_tau_b,
-    mean_signed_bias,
-    pairwise_agreement,
-    raw_agreement,
-    spearman,
-)
-from calibration.alpha import krippendorff_alpha
-from calibration.annotator_test import AnnotatorTest, alternative_annotator_test
-from calibration.bootstrap import PairedBootstrapResult, bootstrap_mean, paired_bootstrap, win_rate
-from calibration.calibrate import CalibrationReport, calibrate, shuffled_judge
-from calibration.compare import ComparisonReport, compare_table
-from calibration.compare_input import ComparisonInputError
-from calibration.correction import ppi_mean, ppi_win_rate
-from calibration.gates import GateError, GateResult, GateSyntaxError, evaluate_gate, parse_gate
-from calibration.kinds import infer_kind
-from calibration.labels import LabelError, join_labels, load_mt_bench
-from calibration.pairs import all_pairs, holm, win_rate_matrix
-from calibration.passk import pass_at_k, pass_at_k_interval
-from calibration.ranking import bradley_terry, leaderboard_transfer
-from calibration.ranks import interval_overlap_ranks, ranks_from_tests
-from calibration.rogan_gladen import rogan_gladen
-from calibration.scorecard import MetricSpec, Scorecard, ScorecardSpec, scorecard
-from calibration.trust_gate import GateThresholds, GateVerdict
-from calibration.trust_gate import evaluate_gate as evaluate_trust_gate
+# Loaded on first use (PEP 562): `import calibration.thresholds` (a run config) must not load
+# numpy, scipy and pandas with every statistic.
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY: dict[str, tuple[str, str]] = {
+    "AnnotatorTest": ("calibration.annotator_test", "AnnotatorTest"),
+    "CalibrationReport": ("calibration.calibrate", "CalibrationReport"),
+    "ComparisonInputError": ("calibration.compare_input", "ComparisonInputError"),
+    "ComparisonReport": ("calibration.compare", "ComparisonReport"),
+    "GateError": ("calibration.gates", "GateError"),
+    "GateResult": ("calibration.gates", "GateResult"),
+    "GateSyntaxError": ("calibration.gates", "GateSyntaxError"),
+    "GateThresholds": ("calibration.trust_gate", "GateThresholds"),
+    "GateVerdict": ("calibration.trust_gate", "GateVerdict"),
+    "LabelError": ("calibration.labels", "LabelError"),
+    "MetricSpec": ("calibration.scorecard", "MetricSpec"),
+    "PairedBootstrapResult": ("calibration.bootstrap", "PairedBootstrapResult"),
+    "Scorecard": ("calibration.scorecard", "Scorecard"),
+    "ScorecardSpec": ("calibration.scorecard", "ScorecardSpec"),
+    "all_pairs": ("calibration.pairs", "all_pairs"),
+    "alternative_annotator_test": ("calibration.annotator_test", "alternative_annotator_test"),
+    "bootstrap_mean": ("calibration.bootstrap", "bootstrap_mean"),
+    "bradley_terry": ("calibration.ranking", "bradley_terry"),
+    "calibrate": ("calibration.calibrate", "calibrate"),
+    "cohen_kappa": ("calibration.agreement", "cohen_kappa"),
+    "compare_table": ("calibration.compare", "compare_table"),
+    "confusion_matrix": ("calibration.agreement", "confusion_matrix"),
+    "evaluate_gate": ("calibration.gates", "evaluate_gate"),
+    "evaluate_trust_gate": ("calibration.trust_gate", "evaluate_gate"),
+    "holm": ("calibration.pairs", "holm"),
+    "infer_kind": ("calibration.kinds", "infer_kind"),
+    "interval_overlap_ranks": ("calibration.ranks", "interval_overlap_ranks"),
+    "join_labels": ("calibration.labels", "join_labels"),
+    "kendall_tau_b": ("calibration.agreement", "kendall_tau_b"),
+    "krippendorff_alpha": ("calibration.alpha", "krippendorff_alpha"),
+    "leaderboard_transfer": ("calibration.ranking", "leaderboard_transfer"),
+    "load_mt_bench": ("calibration.labels", "load_mt_bench"),
+    "mean_signed_bias": ("calibration.agreement", "mean_signed_bias"),
+    "paired_bootstrap": ("calibration.bootstrap", "paired_bootstrap"),
+    "pairwise_agreement": ("calibration.agreement", "pairwise_agreement"),
+    "parse_gate": ("calibration.gates", "parse_gate"),
+    "pass_at_k": ("calibration.passk", "pass_at_k"),
+    "pass_at_k_interval": ("calibration.passk", "pass_at_k_interval"),
+    "ppi_mean": ("calibration.correction", "ppi_mean"),
+    "ppi_win_rate": ("calibration.correction", "ppi_win_rate"),
+    "ranks_from_tests": ("calibration.ranks", "ranks_from_tests"),
+    "raw_agreement": ("calibration.agreement", "raw_agreement"),
+    "rogan_gladen": ("calibration.rogan_gladen", "rogan_gladen"),
+    "scorecard": ("calibration.scorecard", "scorecard"),
+    "shuffled_judge": ("calibration.calibrate", "shuffled_judge"),
+    "spearman": ("calibration.agreement", "spearman"),
+    "win_rate": ("calibration.bootstrap", "win_rate"),
+    "win_rate_matrix": ("calibration.pairs", "win_rate_matrix"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'calibration' has no attribute {name!r}")
+    module, attribute = _LAZY[name]
+    value = getattr(importlib.import_module(module), attribute)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "AnnotatorTest",

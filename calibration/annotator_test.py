@@ -41,12 +41,12 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from calibration.thresholds import EPSILON, MIN_ITEMS
+
 Status = Literal["passed", "failed", "not enough evidence", "not applicable"]
 Scoring = Literal["accuracy", "negative RMSE"]
 
-EPSILON = 0.1
 Q = 0.05
-MIN_ITEMS = 30
 MIN_ANNOTATORS = 2
 WINNING_RATE = 0.5
 

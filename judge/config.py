@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from calibration.trust_gate import GateThresholds
+from calibration.thresholds import GateThresholds
 from judge.config_keys import unknown_key
 from judge.errors import ConfigError
 from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES

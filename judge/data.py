@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from judge.duplicates import SeenPairs
 from judge.errors import DataError
@@ -34,6 +33,7 @@ from judge.sources import (
     Problem,
     Source,
     describe,
+    is_pandas_missing,
     is_sequence,
 )
 from judge.types import ChatMessage, Item, Response
@@ -434,8 +434,7 @@ def _is_missing(value: Any) -> bool:
     return (
         value is None
         or value is _MISSING
-        or value is pd.NA
-        or value is pd.NaT
+        or is_pandas_missing(value)
         or (isinstance(value, float) and math.isnan(value))
     )
 

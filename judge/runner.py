@@ -19,8 +19,6 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from tenacity import (
     AsyncRetrying,
@@ -32,6 +30,7 @@ from tenacity import (
 
 from judge.config import JudgeSpec, RunConfig
 from judge.errors import ConfigError, ProviderError
+from judge.estimate import estimate_tokens, max_tokens
 from judge.parsing import output_schema, parse_reply, repair_prompt
 from judge.pricing import price
 from judge.providers.base import Provider, ProviderCall, ProviderReply
@@ -56,8 +55,6 @@ _PAGE_ROWS = 1000
 """Pending requests read from the store at a time."""
 _POLL_S = 0.05
 """How often a runner ahead of a running prepare looks for newly stored requests."""
-# Expected reply length when estimating cost before a run (tokens).
-_EST_OUTPUT_TOKENS = 400
 
 
 @dataclass
@@ -399,7 +396,7 @@ class Runner:
         self, provider: Provider, spec: JudgeSpec, call: ProviderCall
     ) -> tuple[ProviderReply, int]:
         semaphore, limiter = self._limits(provider)
-        tokens = _estimate_tokens(call.messages) + _max_tokens(spec) if limiter.active else 0
+        tokens = estimate_tokens(call.messages) + max_tokens(spec) if limiter.active else 0
 
         async def attempt() -> ProviderReply:
             await limiter.acquire(tokens)
@@ -466,7 +463,7 @@ class Runner:
 
     def _estimate_cost(self, request: JudgeRequest, spec: JudgeSpec) -> float:
         usage = Usage(
-            input_tokens=_estimate_tokens(request.messages), output_tokens=_max_tokens(spec)
+            input_tokens=estimate_tokens(request.messages), output_tokens=max_tokens(spec)
         )
         return price(spec.model, usage, spec) or 0.0
 
@@ -515,47 +512,8 @@ def _rekey(response: JudgeResponse, request_id: str) -> JudgeResponse:
     return response.model_copy(update={"request_id": request_id, "attempts": 0, "cost_usd": None})
 
 
-def _estimate_tokens(messages: Sequence[ChatMessage]) -> int:
-    # ~4 characters per token for English text: good enough for limits and budgets.
-    return sum(len(m.content) for m in messages) // 4 + 4 * len(messages)
-
-
-def _max_tokens(spec: JudgeSpec) -> int:
-    value = spec.params.get("max_tokens") or spec.params.get("max_completion_tokens")
-    return int(value) if isinstance(value, int | float) else _EST_OUTPUT_TOKENS
-
-
 def _describe(exc: BaseException, spec: JudgeSpec) -> str:
     text = f"{type(exc).__name__}: {exc}".strip()
     if spec.api_key is not None:
         text = text.replace(spec.api_key.get_secret_value(), "[key]")
     return text[:500]
-
-
-def estimate_run(store: RunStore, config: RunConfig) -> dict[str, Any]:
-    """Pending requests per judge and their estimated cost (for `--dry-run`)."""
-    specs = judge_specs(config)
-    per_judge: dict[str, dict[str, Any]] = {}
-    for request in store.pending_requests():
-        spec = specs.get(request.judge)
-        row = per_judge.setdefault(
-            request.judge, {"requests": 0, "cached": 0, "input_tokens": 0, "cost_usd": 0.0}
-        )
-        row["requests"] += 1
-        if store.cached_response(request.cache_key) is not None:
-            row["cached"] += 1
-            continue
-        tokens = _estimate_tokens(request.messages)
-        row["input_tokens"] += tokens
-        if spec is not None:
-            usage = Usage(input_tokens=tokens, output_tokens=_max_tokens(spec))
-            cost = price(spec.model, usage, spec)
-            if cost is None:
-                row["cost_usd"] = None
-            elif row["cost_usd"] is not None:
-                row["cost_usd"] += cost
-    return per_judge
-
-
-def run_dir_for(config: RunConfig, run_dir: Path | None) -> Path:
-    return run_dir or Path("runs") / config.name

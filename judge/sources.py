@@ -25,20 +25,22 @@ import json
 import math
 import numbers
 import re
+import sys
 import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
 from judge.errors import DataError
 from judge.untrusted import Problem, parse_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
 
 TABLE_SUFFIXES = (".jsonl.gz", ".ndjson.gz", ".csv.gz", ".jsonl", ".ndjson", ".csv", ".parquet")
 """The file names a table may have: the format is read from the name."""
@@ -54,6 +56,14 @@ def table_suffix(path: Path) -> str:
     raise DataError("unsupported file type: expected .jsonl, .csv or .parquet", path=str(path))
 
 
+def is_pandas_missing(value: Any) -> bool:
+    """Whether `value` is pandas' NA or NaT. pandas is imported only by the CSV and Parquet
+    readers (its import costs most of a second at start-up), and no value can be either
+    before it is."""
+    pd = sys.modules.get("pandas")
+    return pd is not None and (value is pd.NA or value is pd.NaT)
+
+
 def is_sequence(value: Any) -> bool:
     """Whether `value` is a list as the readers deliver one: a list (JSONL) or a numpy array
     (Parquet list columns); tuples count too."""
@@ -63,7 +73,7 @@ def is_sequence(value: Any) -> bool:
 def describe(value: Any) -> str:
     """How an error message names a value read from a file: "null", "the number 3",
     "the text 'abc'", "a list", ..."""
-    if value is None or value is pd.NA or value is pd.NaT:
+    if value is None or is_pandas_missing(value):
         return "null"
     if isinstance(value, float) and math.isnan(value):
         return "a missing value (NaN)"
@@ -224,6 +234,8 @@ class CsvSource(Source):
         raise DataError("empty file: expected a header line and rows", path=str(self.path))
 
     def chunks(self, chunk_rows: int) -> Iterator[Chunk]:
+        import pandas as pd
+
         row = 0
         try:
             with self._open() as stream:
@@ -331,12 +343,18 @@ class ParquetSource(Source):
     """A Parquet file (`.parquet`), read one record batch at a time."""
 
     def columns(self) -> list[str]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         try:
             return list(pq.read_schema(self.path).names)
         except (pa.ArrowException, OSError) as exc:
             raise DataError(f"not a readable Parquet file: {exc}", path=str(self.path)) from None
 
     def chunks(self, chunk_rows: int) -> Iterator[Chunk]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         row = 0
         try:
             # Without a read buffer pyarrow loads each column chunk whole: for a file written
@@ -357,6 +375,8 @@ class ParquetSource(Source):
     def _not_utf8(self, batch: pa.RecordBatch, rows_before: int) -> DataError:
         """The first text cell of `batch` that is not UTF-8 (pyarrow writes such files when
         given raw buffers; they fail only when converted)."""
+        import pyarrow as pa
+
         for name, column in zip(batch.schema.names, batch.columns, strict=True):
             try:
                 column.validate(full=True)

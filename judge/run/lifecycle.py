@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from judge.config import RunConfig
 from judge.errors import ConfigError, DataError
+from judge.estimate import estimate_run
 from judge.run.execute import (
     Progress,
     ProgressCallback,
@@ -23,7 +24,7 @@ from judge.run.execute import (
 from judge.run.outputs import write_outputs
 from judge.run.prepare import PrepareSummary, prepare_run
 from judge.rundir import RunDir
-from judge.runner import RunStats, estimate_run
+from judge.runner import RunStats
 from judge.summary import GateOutcome, RunSummary
 
 Status = Literal["complete", "gate_failed", "stopped"]

@@ -140,3 +140,57 @@ def test_judging_starts_before_prepare_ends(tmp_path: Path) -> None:
     (last_request,) = db.execute("SELECT MAX(created_at) FROM judge_requests").fetchone()
     (first_reply,) = db.execute("SELECT MIN(created_at) FROM judge_responses").fetchone()
     assert first_reply < last_request
+
+
+_KILLED_PARENT = """
+import os, signal, sys
+from pathlib import Path
+from judge.config import load_config
+from judge.rundir import RunDir
+from judge.run.prepare_process import PrepareProcess
+
+config = load_config(sys.argv[1])
+prepare = PrepareProcess(config, RunDir(sys.argv[2]), log=lambda _m: None)
+prepare.start()
+prepare.wait_started()
+print(prepare._process.pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_prepare_process_dies_with_its_parent(tmp_path: Path) -> None:
+    """`judge run` killed with -9 while its prepare process works: the prepare does not go on
+    writing a run dir whose lock is gone (the next run would prepare beside it)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    items, responses = write_dataset(
+        tmp_path, 3000, {"sys-a": lambda i: f"Answer {i} from a.", "sys-b": lambda i: f"B {i}."}
+    )
+    judge = {"model": "openai/sim-alpha", "base_url": "http://127.0.0.1:9", "transport": "http"}
+    config = write_config(tmp_path, items, responses, judges=[judge])
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_PARENT, str(config), str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert done.returncode == -9, done.stderr
+    child = int(done.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{child}/stat") as stat:  # a zombie (reaped by init soon) is dead
+            if stat.read().split(") ")[1].startswith("Z"):
+                break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"the prepare process {child} outlived its parent")
+    with RunDir(tmp_path / "run").open_store() as store:
+        assert store.get_meta("config_hash") is None  # stopped part-way, as the kill left it

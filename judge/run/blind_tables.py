@@ -53,7 +53,6 @@ def blind_tables(
     with Staging(out.staging_file) as stage:
         ids = stage.load_items(items)
         stage.load_responses(responses, ids, allow_empty_outputs=allow_empty_outputs, keep=None)
-        del ids
         systems = sorted(stage.systems)
         wanted = wanted_pairs(systems, mode, baseline)
         scrubber = Scrubber(systems, extra_markers=extra_markers, scrub_ambiguous=scrub_ambiguous)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Container, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,8 @@ from judge.types import BlindedPair, BlindedResponse, Item, Response
 
 _BATCH = 2_000
 """Rows per insert and per read: bounded memory, few round trips."""
+_READ_ROWS = 5_000
+"""Rows of the responses file parsed at a time (each ~1.5 KB as parsed)."""
 
 _SCHEMA = """
 CREATE TABLE items (item_id TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID;
@@ -85,23 +87,22 @@ class Staging:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def load_items(self, path: Path) -> set[str]:
-        """Index the items table; returns the item ids (responses must answer one of them)."""
-        ids: set[str] = set()
-        batch: list[tuple[str, str]] = []
+    def load_items(self, path: Path) -> Container[str]:
+        """Index the items table; returns its item ids (responses must answer one of them),
+        looked up in the index rather than held in memory."""
+        batch: list[tuple[object, ...]] = []
         for item in iter_items(path):
-            ids.add(item.item_id)
             batch.append((item.item_id, item.model_dump_json()))
+            self.items += 1
             if len(batch) >= _BATCH:
                 self._insert("INSERT INTO items VALUES (?, ?)", batch)
         self._insert("INSERT INTO items VALUES (?, ?)", batch)
-        self.items = len(ids)
-        return ids
+        return _Indexed(self._db)
 
     def load_responses(
         self,
         path: Path,
-        item_ids: Collection[str],
+        item_ids: Container[str],
         *,
         allow_empty_outputs: bool,
         keep: Collection[str] | None,
@@ -113,7 +114,10 @@ class Staging:
             "VALUES (?, ?, ?, ?, ?, ?)"
         )
         batch: list[tuple[object, ...]] = []
-        for r in iter_responses(path, item_ids, allow_empty_outputs=allow_empty_outputs):
+        responses = iter_responses(
+            path, item_ids, allow_empty_outputs=allow_empty_outputs, chunk_rows=_READ_ROWS
+        )
+        for r in responses:
             if keep is not None and r.system not in keep:
                 self.set_aside += 1
                 self.other_systems.add(r.system)
@@ -376,3 +380,14 @@ class Staging:
                 return
             yield from (BlindedResponse.model_validate_json(r[2]) for r in rows)
             last = (rows[-1][0], rows[-1][1])
+
+
+class _Indexed:
+    """The item ids of the index, as a container (`in`): one indexed lookup each."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def __contains__(self, item_id: object) -> bool:
+        found = self._db.execute("SELECT 1 FROM items WHERE item_id = ?", (item_id,))
+        return found.fetchone() is not None

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,20 +15,32 @@ from tests.helpers import REPO
 from tests.helpers import run_cli_here as run_cli
 
 
+@pytest.fixture(scope="module")
+def dry_run(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Any]:
+    """`judge run configs/NAME.yaml --dry-run`, run once per config for the module (a dry run
+    prepares the whole of MT-Bench: seconds each)."""
+    done: dict[str, Any] = {}
+
+    def run(name: str) -> Any:
+        if name not in done:
+            run_dir = tmp_path_factory.mktemp(f"dry-{name}") / "r"
+            config = REPO / "configs" / f"{name}.yaml"
+            done[name] = run_cli("run", str(config), "--dry-run", "--run-dir", str(run_dir))
+        return done[name]
+
+    return run
+
+
 @pytest.mark.parametrize("name", ["openai", "anthropic", "vllm-local", "litellm", "simulated"])
-def test_shipped_config_dry_run_offline(name: str, tmp_path: Path) -> None:
-    result = run_cli(
-        "run", str(REPO / "configs" / f"{name}.yaml"), "--dry-run", "--run-dir", str(tmp_path / "r")
-    )
+def test_shipped_config_dry_run_offline(name: str, dry_run: Callable[[str], Any]) -> None:
+    result = dry_run(name)
     assert result.returncode == 0, result.stderr
     assert "Dry run: nothing sent" in result.stdout
     assert "pending requests" in result.stdout
 
 
-def test_openai_config_prices_from_the_table(tmp_path: Path) -> None:
-    result = run_cli(
-        "run", str(REPO / "configs" / "openai.yaml"), "--dry-run", "--run-dir", str(tmp_path / "r")
-    )
+def test_openai_config_prices_from_the_table(dry_run: Callable[[str], Any]) -> None:
+    result = dry_run("openai")
     row = next(line for line in result.stdout.splitlines() if "openai/gpt-4.1-mini" in line)
     # 4 systems -> 6 pairs x 160 items (minus missing answers) x 2 orders, priced in dollars.
     assert "$" in row and "unknown price" not in row

@@ -291,6 +291,9 @@ def test_run_survives_sigkill_and_resumes_without_paying_twice(tmp_path: Path) -
                 proc.send_signal(signal.SIGKILL)
                 proc.wait()
                 kills += 1
+        # The latency only had to spread the kills over the judging: the rest, and the clean
+        # run below, are answered at once (verdicts do not depend on it).
+        sim.update(latency={"median_s": 0.0})
         final = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         assert final.returncode == 0, final.stderr
         stats = sim.stats(hashes=True)

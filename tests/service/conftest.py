@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 from judge.simulator import SimulatorConfig, running_simulator
-from tests.helpers import MT_BENCH, REPO
+from tests.helpers import MT_BENCH, REPO, run_cli_here
 
 SECRET_KEY = "sk-test-SECRET-" + secrets.token_hex(12)
 """Put in every server's environment as OPENAI_API_KEY: it must never come back out."""
@@ -119,11 +119,14 @@ def pg_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture(params=BACKENDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh, empty service database on each backend."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'service.sqlite'}"
+@contextlib.contextmanager
+def service_database(
+    request: pytest.FixtureRequest, backend: str, directory: Path
+) -> Iterator[str]:
+    """A fresh, empty service database on `backend` (SQLite: a file in `directory`); a
+    PostgreSQL one is dropped afterwards."""
+    if backend == "sqlite":
+        yield f"sqlite:///{directory / 'service.sqlite'}"
         return
     import psycopg
 
@@ -131,9 +134,18 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     name = "t_" + secrets.token_hex(6)
     with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
-    yield f"{server}/{name}"
-    with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    try:
+        yield f"{server}/{name}"
+    finally:
+        with psycopg.connect(f"{server}/postgres", autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty service database on each backend."""
+    with service_database(request, request.param, tmp_path) as url:
+        yield url
 
 
 def backend_of(url: str) -> str:
@@ -340,7 +352,9 @@ def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="session")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The suite's config run by `judge run` (the CLI, no service), with human labels; plus
-    what `judge compare --json` and `judge calibrate --json` print for it."""
+    what `judge compare --json` and `judge calibrate --json` print for it. The CLI's entry
+    point is called in this process (`run_cli_here`): the same parsing, command and output,
+    without three interpreter start-ups."""
     root = tmp_path_factory.mktemp("reference")
     labels = write_labels(root / "labels.jsonl")
     with running_simulator(SimulatorConfig(seed=1)) as sim:
@@ -358,7 +372,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         path = root / "config.yaml"
         path.write_text(yaml.safe_dump(config))
         run_dir = root / "run"
-        done = cli(
+        done = run_cli_here(
             "run",
             str(path),
             "--run-dir",
@@ -369,10 +383,10 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         )
         assert done.returncode == 0, done.stderr
         answered = sim.stats()["answered"]
-    compared = cli(
+    compared = run_cli_here(
         "compare", str(run_dir), "--json", "--resamples", "500", "--baseline", SYSTEMS[0]
     )
-    calibrated = cli(
+    calibrated = run_cli_here(
         "calibrate",
         "--judge",
         str(run_dir),

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import run_cli_here
 from tests.service.conftest import SECRET_KEY, cli, judge_spec
 from tests.service.secured import (
     OPEN_PATHS,
@@ -289,6 +290,9 @@ def test_keys_never_appear_in_responses_or_logs(env: Env) -> None:
 
 
 def test_tokens_cli_creates_lists_and_revokes(env: Env) -> None:
+    """The first command runs `judge` as a user would, in a process of its own; the others
+    call the same entry point in this one (`run_cli_here`): parsing, command and output are
+    the same, without an interpreter start-up each."""
     import hashlib
 
     from sqlalchemy import select
@@ -302,9 +306,9 @@ def test_tokens_cli_creates_lists_and_revokes(env: Env) -> None:
     assert token.startswith("jdg_") and "not shown again" in created.stderr
     client = env.client(token)
     assert client.get("/v1/runs").json()["items"] == []  # a working token, owning nothing
-    again = cli("tokens", "create", "mallory", *db)
+    again = run_cli_here("tokens", "create", "mallory", *db)
     assert again.returncode == 2 and "exists already" in again.stderr
-    listed = cli("tokens", "list", *db)
+    listed = run_cli_here("tokens", "list", *db)
     assert "mallory\tuser\tactive" in listed.stdout and "root\tadmin\tactive" in listed.stdout
     assert token not in listed.stdout
     engine = make_engine(env.server.db)
@@ -313,11 +317,12 @@ def test_tokens_cli_creates_lists_and_revokes(env: Env) -> None:
     engine.dispose()
     assert stored.token_hash == hashlib.sha256(token.encode()).hexdigest()
     assert token not in str(tuple(stored))  # only the hash is kept
-    revoked = cli("tokens", "revoke", "mallory", *db)
+    revoked = run_cli_here("tokens", "revoke", "mallory", *db)
     assert revoked.returncode == 0, revoked.stderr
     response = client.get("/v1/runs")
     assert (
         response.status_code == 401
         and 'error="invalid_token"' in response.headers["www-authenticate"]
     )
-    assert "revoked" in cli("tokens", "list", *db).stdout.split("mallory", 1)[1].splitlines()[0]
+    listed = run_cli_here("tokens", "list", *db).stdout
+    assert "revoked" in listed.split("mallory", 1)[1].splitlines()[0]

@@ -1,7 +1,8 @@
-"""Uploads and results on the shared live service (SQLite and PostgreSQL): files that expand
-past the server's limits are refused before anything loads them, labels are checked when they
-arrive and may arrive together, query parameters are errors of the request, and a failed
-`compare.gates` check ends a complete run."""
+"""Uploads and results on the shared live service: files that expand past the server's limits
+are refused before anything loads them, labels are checked when they arrive and may arrive
+together, query parameters are errors of the request, and a failed `compare.gates` check ends a
+complete run. On SQLite only: none of it is in the SQL, which test_security and test_e2e run on
+both backends."""
 
 from __future__ import annotations
 
@@ -179,9 +180,12 @@ def test_labels_are_checked_when_they_arrive(env: Env) -> None:
         client.post(f"/v1/runs/{run_id}/cancel")
 
 
+@SQLITE_ONLY
 def test_concurrent_label_uploads_are_applied_one_at_a_time(env: Env) -> None:
     """Six uploads to one finished run at once: every one succeeds (each was staged under the
-    same name before, and five answered 500), and the labels kept are one upload, whole."""
+    same name before, and five answered 500), and the labels kept are one upload, whole. (One
+    backend: what orders them is a lock in the server process, and the database sees one
+    upload's UPDATE at a time.)"""
     run_id = finished_run(env, calibration={"resamples": 100})
     uploads = [jsonl(labels_rows(shift, annotator=f"h{shift}")) for shift in range(6)]
 
@@ -232,10 +236,13 @@ def test_query_parameter_errors_name_the_parameter_not_server_paths(env: Env, ca
     assert data_dir not in response.text and str(Path(data_dir).parent) not in response.text
 
 
+@SQLITE_ONLY
 def test_a_failed_compare_gate_ends_a_complete_run(env: Env) -> None:
     """`judge run` exits 1 when a `compare.gates` check fails; the run is complete: finished,
     with a note, the verdict in summary.json, and every gate's outcome and the answer in the
-    run's status, as summary.json has them."""
+    run's status, as summary.json has them. (One backend: the database holds only the status
+    and the note, stored as every run's are; the gates and the answer are read from the run
+    dir.)"""
     passes, fails = "winrate(sys-a, sys-b) >= 0", "diff(sys-a, sys-b) >= 2"
     config = config_for(env.sim_url, compare={"resamples": 200, "gates": [passes, fails]})
     client = env.client(env.alice)

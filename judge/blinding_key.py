@@ -15,6 +15,7 @@ its store holds: the next prepare reuses its secret and finishes the file.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -27,14 +28,19 @@ from judge.types import BlindingKey
 
 def read_key(final: Path, log: Path) -> BlindingKey:
     """The key: `final`, with the entries of an unfinished prepare's `log` added."""
+    # The log first: a prepare finishing meanwhile writes the whole key before it removes the
+    # log, so a log read whole (or gone) and then the key file miss no entry.
+    logged: list[tuple[str, object]] = []
+    with contextlib.suppress(FileNotFoundError):
+        logged = list(_log_entries(log))
     secret: str | None = None
     systems: dict[str, str] = {}
     pairs: dict[str, tuple[str, str]] = {}
     if final.exists():
         key = BlindingKey.model_validate_json(final.read_text(encoding="utf-8"))
         secret, systems, pairs = key.blinding_secret, dict(key.systems), dict(key.pairs)
-    if log.exists():
-        for kind, entry in _log_entries(log):
+    if logged:
+        for kind, entry in logged:
             if kind == "secret":
                 if secret is not None and secret != entry:
                     raise DataError(

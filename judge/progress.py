@@ -6,6 +6,10 @@ counts once requests are sent. Output that is not a terminal (CI logs, `| tee`) 
 instead: each stage as it starts, and every `every_s` seconds the progress (answered of
 total, rate, spend, time left), or the stage still running, so a log never goes quiet for
 long.
+
+Every refresh reads counts kept in memory (`judge.tally`), never the store. While prepare is
+still storing requests the total is a lower bound: "of at least N", without a share or a time
+left.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ if TYPE_CHECKING:
     from rich.progress import Progress as Bar
     from rich.progress import TaskID
 
-    from judge.run.execute import Progress
+    from judge.tally import Progress
 
 PREPARING = "preparing (load, blind, pair, render)"
 
 
 class RunDisplay:
-    """Fed by `judge.run.run_pipeline`'s `log` (stage messages) and `on_progress` (store
+    """Fed by `judge.run.run_pipeline`'s `log` (stage messages) and `on_progress` (the run's
     counts); renders them as a bar (terminal) or as periodic lines."""
 
     def __init__(self, console: Console, every_s: float) -> None:
@@ -73,12 +77,14 @@ class RunDisplay:
             self._progress = progress
             self._judging = True
             if self._bar is not None and self._task is not None:
+                final = progress.total_final
                 self._bar.update(
                     self._task,
                     description="judging",
-                    total=progress.total,
+                    # A growing total: a pulsing bar, not one that fills and empties again.
+                    total=progress.total if final else None,
                     completed=progress.done,
-                    count=f"{progress.done:,}/{progress.total:,}",
+                    count=f"{progress.done:,}/{progress.total:,}{'' if final else '+'}",
                     detail=self._detail(progress, now),
                 )
 
@@ -100,10 +106,12 @@ class RunDisplay:
         p = self._progress
         if p is None:
             return self._stage
-        share = f" ({100 * p.done / p.total:.1f}%)" if p.total else ""
-        return f"judging: {p.done:,} of {p.total:,} answered{share}; " + self._detail(
-            p, time.monotonic()
-        )
+        if not p.total_final:
+            head = f"{p.done:,} of at least {p.total:,} answered"
+        else:
+            share = f" ({100 * p.done / p.total:.1f}%)" if p.total else ""
+            head = f"{p.done:,} of {p.total:,} answered{share}"
+        return f"judging: {head}; " + self._detail(p, time.monotonic())
 
     def _answered(self) -> bool:
         """Whether answers arrived since the first progress (this run's own)."""
@@ -123,7 +131,7 @@ class RunDisplay:
         if rate is not None:
             parts.append(f"{rate:,.1f}/s")
         parts.append(f"${p.spent_usd:,.4f}")
-        if rate and p.total > p.done:
+        if rate and p.total_final and p.total > p.done:
             parts.append(f"about {_duration((p.total - p.done) / rate)} left")
         return ", ".join(parts)
 
@@ -186,6 +194,9 @@ def _bar(display: RunDisplay, console: Console) -> Iterator[None]:
         TimeElapsedColumn(),
         console=console,
         transient=False,
+        # Each frame takes about a millisecond of CPU (rich's own thread, holding the GIL):
+        # rich's default of 10 a second would be ~1% of a core taken from the judging loop.
+        refresh_per_second=5,
     )
     display.attach(bar)
     with bar:

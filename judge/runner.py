@@ -38,6 +38,7 @@ from judge.ratelimit import RateLimiter
 from judge.rubrics import Rubric, load_rubric
 from judge.rundir import RunDir
 from judge.store import RunStore
+from judge.tally import Counts
 from judge.types import (
     ChatMessage,
     JudgeRequest,
@@ -102,6 +103,7 @@ class Runner:
         shards: int = 1,
         repair: bool = True,
         on_result: Callable[[Outcome], None] | None = None,
+        recorded: Counts | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -114,6 +116,8 @@ class Runner:
         self.repair = repair
         self.on_result = on_result
         self.stats = RunStats()
+        self.recorded = Counts() if recorded is None else recorded
+        """What this runner has stored, counted at each flush: the progress display's source."""
         self._schema = output_schema(self.rubric)
         self._repair_text = repair_prompt(self.rubric)
         self._semaphores: dict[str, asyncio.Semaphore] = {}
@@ -141,7 +145,7 @@ class Runner:
             attach = getattr(provider, "attach", None)
             if attach is not None:
                 # Only the recorded provider needs to know who sits in which slot.
-                attach(RunDir(self.store.run_dir).read_key())
+                attach(RunDir(self.store.run_dir).read_key)
             self._providers[judge] = provider
         return self._providers[judge]
 
@@ -282,6 +286,8 @@ class Runner:
             return
         batch, self._pending_writes = self._pending_writes, []
         self.store.record_responses(batch)
+        # Every row is new: a locked run sends each pending request from one runner only.
+        self.recorded.add(batch)
         if self.on_result is not None:
             for outcome in batch:
                 self.on_result(outcome)

@@ -340,6 +340,11 @@ class RunStore:
         )
         return [request_from_row(row) for row in rows]
 
+    def request_count(self) -> int:
+        """Requests stored (one count, for a prepare that reports what the store holds)."""
+        (count,) = self._db.execute("SELECT COUNT(*) FROM judge_requests").fetchone()
+        return int(count)
+
     def pending_after(self, rowid: int, limit: int) -> list[tuple[int, JudgeRequest]]:
         """Up to `limit` pending requests planned after row `rowid`, with their rows, in the
         order they were planned: a runner pages through them (bounded memory), and finds the

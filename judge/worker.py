@@ -12,6 +12,19 @@ from pathlib import Path
 from judge.config import RunConfig
 from judge.runner import Runner, RunStats
 from judge.store import RunStore
+from judge.tally import Board, Counts
+
+_board: Board | None = None
+"""Where this process's shards publish their counts (the parent's progress display)."""
+
+
+def start_worker(board: Board) -> None:
+    """A worker process's initializer: ignore Ctrl-C between tasks (an idle worker has nothing
+    to stop, and would die with a traceback; `run_shard` handles it during a shard), and keep
+    the board its shards' counts go to."""
+    global _board
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _board = board
 
 
 def run_shard(
@@ -25,13 +38,19 @@ def run_shard(
     """A worker process's whole job: its shard of the run's pending requests."""
 
     async def main() -> RunStats:
+        recorded = Counts() if _board is None else _board.publisher(shard)
         with RunStore.open(run_dir, cache_path) as store:
-            runner = Runner(store, config, shard=shard, shards=shards, max_cost_usd=max_cost_usd)
+            runner = Runner(
+                store,
+                config,
+                shard=shard,
+                shards=shards,
+                max_cost_usd=max_cost_usd,
+                recorded=recorded,
+            )
             return await runner.run()
 
-    # Workers ignore Ctrl-C between tasks (`judge.run.execute.worker_pool`: an idle worker has
-    # nothing to stop, and would die with a traceback); during its shard it stops as the parent
-    # does, keeping what it stored.
+    # During its shard a worker stops at Ctrl-C as the parent does, keeping what it stored.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return asyncio.run(main())

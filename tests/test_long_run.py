@@ -173,7 +173,7 @@ def test_a_terminal_bar_names_the_preparing_stage_not_judging_zero() -> None:
     with progress_display(file=out, terminal=True) as display:
         assert display is not None
         display.log("loading items from items.jsonl")
-        time.sleep(0.4)  # the bar refreshes 10 times a second
+        time.sleep(0.4)  # the bar refreshes 5 times a second
         display.update(_progress(3))
         time.sleep(0.4)
     screen = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", out.getvalue())

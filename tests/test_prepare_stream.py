@@ -100,8 +100,9 @@ def test_a_stopped_prepare_is_completed_by_the_next(
     stop = threading.Event()
     chunks: list[int] = []
 
-    def stored(requests: Any) -> None:
+    def stored(requests: Any, total: int) -> None:
         chunks.append(len(requests))
+        assert total == sum(chunks)
         if len(chunks) == 3:
             stop.set()
 

@@ -45,7 +45,7 @@ def provider(tmp_path: Path, rows: list[dict]) -> RecordedProvider:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     made = make_provider(JudgeSpec(model="recorded/gpt-4", recorded=path))
     assert isinstance(made, RecordedProvider)
-    made.attach(KEY)
+    made.attach(lambda: KEY)
     return made
 
 
@@ -124,3 +124,27 @@ def test_demo_replays_gpt4_through_the_runner(demo: Path) -> None:
         if (r["item_id"], frozenset((r["system_a"], r["system_b"]))) in bundled
     )
     assert sum(r["consistent"] is False for r in rows) == expected
+
+
+def test_a_pair_stored_after_the_key_was_read_is_looked_up_again(tmp_path: Path) -> None:
+    """Judging while a prepare runs: the key read when the provider started lacks the pairs of
+    later chunks, so a request naming one reads the key again (once per miss, not per request)."""
+    rows = [
+        {"item_id": "81-t1", "system_a": "claude-v1", "system_b": "gpt-4", "winner": "system_b"}
+    ]
+    path = tmp_path / "rec.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    made = make_provider(JudgeSpec(model="recorded/gpt-4", recorded=path))
+    assert isinstance(made, RecordedProvider)
+    early = BlindingKey(blinding_secret=KEY.blinding_secret, systems={}, pairs={})
+    reads: list[BlindingKey] = []
+
+    def read() -> BlindingKey:
+        reads.append(early if not reads else KEY)
+        return reads[-1]
+
+    made.attach(read)
+    assert labels(made, "p1") == ("A", "B")
+    assert len(reads) == 2  # at attach, and at the first request naming p1
+    with pytest.raises(NoRecording, match="names no pair 'p9'"):
+        asyncio.run(made.complete(ProviderCall(request=request("p9", "AB"), messages=())))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +48,12 @@ class RecordedProvider(Provider):
         self.assumed_direction = 0
         """Inconsistent recordings replayed with an assumed direction (see `_reply_for`)."""
 
-    def attach(self, key: BlindingKey) -> None:
-        """The run's blinding key: which system sits in which slot of each pair."""
-        self._key = key
+    def attach(self, read_key: Callable[[], BlindingKey]) -> None:
+        """How to read the run's blinding key (which system sits in which slot of each pair).
+        Read again when a request names a pair the copy in hand lacks: a prepare still running
+        logs each chunk's pairs before it stores their requests."""
+        self._read_key = read_key
+        self._key = read_key()
 
     async def complete(self, call: ProviderCall) -> ProviderReply:
         request = call.request
@@ -58,7 +61,12 @@ class RecordedProvider(Provider):
             raise RuntimeError("RecordedProvider used before the runner attached the blinding key")
         if request.pair_id is None or request.order is None:
             raise NoRecording("the recorded provider replays pairwise verdicts only")
-        slot_a, slot_b = self._key.pairs[request.pair_id]
+        if request.pair_id not in self._key.pairs:
+            self._key = self._read_key()
+        slots = self._key.pairs.get(request.pair_id)
+        if slots is None:
+            raise NoRecording(f"the blinding key names no pair {request.pair_id!r}")
+        slot_a, slot_b = slots
         first, second = (slot_a, slot_b) if request.order == "AB" else (slot_b, slot_a)
         reply = self._replies.get((request.item_id, first, second))
         if reply is None:

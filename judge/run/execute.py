@@ -1,6 +1,8 @@
 """Judging a prepared run: its pending requests sent by this process and `workers - 1`
 worker processes, each writing replies to the run's store as they arrive (so a killed run
-resumes where it stopped), with progress polled from the store."""
+resumes where it stopped). Progress is counted in memory as replies are stored (worker
+processes publish theirs in shared memory: `judge.tally`); the store is read once, at the
+start."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
 
@@ -19,20 +22,32 @@ from judge.config import RunConfig
 from judge.rundir import RunDir
 from judge.runner import Runner, RunStats
 from judge.store import RunStore
-from judge.worker import run_shard, warm_up
+from judge.tally import Board, Counts, Progress, Tally
+from judge.worker import run_shard, start_worker, warm_up
 
-
-@dataclass
-class Progress:
-    total: int
-    done: int
-    cached: int
-    failed: int
-    parse_failures: int
-    spent_usd: float
-
+__all__ = [
+    "Progress",
+    "ProgressCallback",
+    "WorkerPool",
+    "execute",
+    "progress_of",
+    "simulator_for",
+    "spent_usd",
+    "worker_pool",
+]
 
 ProgressCallback = Callable[[Progress], None]
+
+_REFRESH_S = 0.25
+"""Seconds between progress snapshots handed to `on_progress` while judging."""
+
+
+@dataclass(frozen=True)
+class WorkerPool:
+    """The worker processes of a multi-process run and the board they publish counts on."""
+
+    executor: ProcessPoolExecutor
+    board: Board
 
 
 def execute(
@@ -43,19 +58,23 @@ def execute(
     max_cost_usd: float | None = None,
     cache_path: Path | None = None,
     on_progress: ProgressCallback | None = None,
-    pool: ProcessPoolExecutor | None = None,
+    pool: WorkerPool | None = None,
+    tally: Tally | None = None,
     preparing: threading.Event | None = None,
 ) -> RunStats:
     """Judge the run's pending requests with `workers` processes: this one, and `workers - 1`
     from `pool` (a `worker_pool`, started here when not given), each sending its shard.
-    `preparing` (one process only): set while another thread is still storing requests; they
-    are judged as they arrive."""
+    `on_progress` gets `tally`'s snapshots (a `Tally` from the store as it is now, when not
+    given) every `_REFRESH_S` seconds and once at the end. `preparing` (one process only): set
+    while a prepare is still storing requests; they are judged as they arrive."""
+    if tally is None and on_progress is not None:
+        with rundir.open_store() as store:
+            tally = Tally(progress_of(store))
     if workers <= 1:
-        return asyncio.run(
-            _run_in_process(
-                config, rundir, max_cost_usd, cache_path, on_progress, preparing=preparing
-            )
+        here = _run_in_process(
+            config, rundir, max_cost_usd, cache_path, on_progress, tally, preparing=preparing
         )
+        return asyncio.run(here)
     if preparing is not None:
         raise ValueError("judging while preparing takes one process (workers=1)")
     if pool is None:
@@ -69,46 +88,54 @@ def execute(
                 cache_path=cache_path,
                 on_progress=on_progress,
                 pool=started,
+                tally=tally,
             )
     share = None if max_cost_usd is None else max_cost_usd / workers
+    pool.board.clear()
+    if tally is not None:
+        for shard in range(1, workers):
+            tally.include(partial(pool.board.read, shard))
     futures = [
-        pool.submit(run_shard, config, str(rundir.path), cache_path, shard, workers, share)
+        pool.executor.submit(run_shard, config, str(rundir.path), cache_path, shard, workers, share)
         for shard in range(1, workers)
     ]
     # This process judges shard 0 meanwhile instead of idling: one process fewer to start.
-    here = _run_in_process(config, rundir, share, cache_path, on_progress, shard=0, shards=workers)
+    here = _run_in_process(
+        config, rundir, share, cache_path, on_progress, tally, shard=0, shards=workers
+    )
     mine = asyncio.run(here)
-    with rundir.open_store() as store:
-        while wait(futures, timeout=0.25).not_done:
-            if on_progress is not None:
-                on_progress(progress_of(store))
-        results = [mine, *(f.result() for f in futures)]
-        if on_progress is not None:
-            on_progress(progress_of(store))
+    while wait(futures, timeout=_REFRESH_S).not_done:
+        if on_progress is not None and tally is not None:
+            on_progress(tally.snapshot())
+    results = [mine, *(f.result() for f in futures)]
+    if on_progress is not None and tally is not None:
+        on_progress(tally.snapshot())
     return _merge(results)
 
 
 @contextlib.contextmanager
-def worker_pool(config: RunConfig, workers: int) -> Iterator[ProcessPoolExecutor | None]:
+def worker_pool(config: RunConfig, workers: int) -> Iterator[WorkerPool | None]:
     """The `workers - 1` worker processes of a multi-process run (None for one process),
     started at once: a spawned worker spends most of a second importing, which is otherwise
     wall time at the start of every run."""
     if workers <= 1:
         yield None
         return
+    context = get_context("spawn")
+    board = Board(context, workers)
     with ProcessPoolExecutor(
         max_workers=workers - 1,
-        mp_context=get_context("spawn"),
+        mp_context=context,
         # Ctrl-C is for the shards (`run_shard`), and `_interrupt` passes it on to them.
-        initializer=signal.signal,
-        initargs=(signal.SIGINT, signal.SIG_IGN),
-    ) as pool:
+        initializer=start_worker,
+        initargs=(board,),
+    ) as executor:
         for _ in range(workers - 1):
-            pool.submit(warm_up, config)
+            executor.submit(warm_up, config)
         try:
-            yield pool
+            yield WorkerPool(executor, board)
         except BaseException:
-            _interrupt(pool)
+            _interrupt(executor)
             raise
 
 
@@ -132,28 +159,33 @@ async def _run_in_process(
     max_cost_usd: float | None,
     cache_path: Path | None,
     on_progress: ProgressCallback | None,
+    tally: Tally | None,
     *,
     shard: int = 0,
     shards: int = 1,
     preparing: threading.Event | None = None,
 ) -> RunStats:
+    recorded = Counts()
+    if tally is not None:
+        tally.include(lambda: recorded)
     with rundir.open_store(cache_path) as store:
-        runner = Runner(store, config, max_cost_usd=max_cost_usd, shard=shard, shards=shards)
-        ticker = None
-        if on_progress is not None:
+        runner = Runner(
+            store, config, max_cost_usd=max_cost_usd, shard=shard, shards=shards, recorded=recorded
+        )
+        if on_progress is None or tally is None:
+            return await runner.run(preparing=preparing)
 
-            async def tick() -> None:
-                while True:
-                    on_progress(progress_of(store))
-                    await asyncio.sleep(0.25)
+        async def tick() -> None:
+            while True:
+                on_progress(tally.snapshot())
+                await asyncio.sleep(_REFRESH_S)
 
-            ticker = asyncio.create_task(tick())
+        ticker = asyncio.create_task(tick())
         try:
             return await runner.run(preparing=preparing)
         finally:
-            if ticker is not None:
-                ticker.cancel()
-                on_progress(progress_of(store))  # type: ignore[misc]
+            ticker.cancel()
+            on_progress(tally.snapshot())
 
 
 def _merge(results: list[RunStats]) -> RunStats:
@@ -173,6 +205,8 @@ def _merge(results: list[RunStats]) -> RunStats:
 
 
 def progress_of(store: RunStore) -> Progress:
+    """What the store holds now: read once when judging starts, and on demand (the service's
+    run status, where an interrupted run stopped); never per refresh while judging."""
     counts = store.counts()
     return Progress(
         total=counts["requests"],

@@ -5,7 +5,7 @@ meaning the edges translate (an exit code, a run status)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +18,6 @@ from judge.run.execute import (
     execute,
     progress_of,
     simulator_for,
-    spent_usd,
     worker_pool,
 )
 from judge.run.outputs import write_outputs
@@ -26,6 +25,7 @@ from judge.run.prepare import PrepareSummary, prepare_run
 from judge.rundir import RunDir
 from judge.runner import RunStats
 from judge.summary import GateOutcome, RunSummary
+from judge.tally import Tally
 
 Status = Literal["complete", "gate_failed", "stopped"]
 """complete: every request answered and every `compare.gates` check (and canary) passed;
@@ -140,6 +140,7 @@ def _prepare_then_judge(
                 cache_path=cache,
                 on_progress=on_progress,
                 pool=pool,
+                tally=Tally(before),
             )
     return prepared, stats, before
 
@@ -162,6 +163,9 @@ def _judge_while_preparing(
         prepare.wait_started()
         cache = rundir.cache_file(config, cache_path)
         budget, before = _before(rundir, budget, on_progress, log, prepare.preparing.is_set())
+        # The total grows as the prepare stores requests, and is final when it ends.
+        tally = Tally(before)
+        prepare.follow(tally)
         with simulator_for(config) as live:
             stats = execute(
                 live,
@@ -170,6 +174,7 @@ def _judge_while_preparing(
                 cache_path=cache,
                 on_progress=on_progress,
                 preparing=prepare.preparing,
+                tally=tally,
             )
         prepared = prepare.result()
     return prepared, stats, before
@@ -185,12 +190,15 @@ def _before(
 ) -> tuple[float | None, Progress]:
     """The budget left and the progress when judging starts (a resumed run's answers count as
     done), logged and shown."""
+    # The one read of the store's counts: progress is counted in memory from here.
     with rundir.open_store() as store:
-        if budget is not None:
-            budget = max(0.0, budget - spent_usd(store))
         before = progress_of(store)
+    if budget is not None:
+        budget = max(0.0, budget - before.spent_usd)
+    if preparing:
+        before = replace(before, total_final=False)
     if on_progress is not None:
-        on_progress(before)  # prepared: a display moves on from "preparing"
+        on_progress(before)  # a display moves on from "preparing"
     if before.done:
         log(
             f"{before.done:,} of {before.total:,} requests already answered (from an "

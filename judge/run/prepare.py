@@ -105,7 +105,8 @@ class PrepareSummary:
     judges: list[str] = field(default_factory=list)
 
 
-StoredCallback = Callable[[Sequence[JudgeRequest]], None]
+StoredCallback = Callable[[Sequence[JudgeRequest], int], None]
+"""Called with a chunk's requests once stored, and the requests the store then holds."""
 
 
 def prepare_run(
@@ -183,6 +184,8 @@ class _Prepare:
         self.flags: dict[tuple[str, str], str] = {}
         self.skipped: list[tuple[str, str, str]] = []
         self.pairs = self.requests = self.same_family = self.canary_requests = 0
+        self.stored = 0
+        """Requests the store holds (an earlier prepare's and this one's)."""
         self.canary_ids: dict[tuple[str, str], str] = {}
         """(item_id, canary) -> opaque id of each canary response."""
         self.canary_scans: list[tuple[str, str, str | None, bytes | None]] = []
@@ -232,6 +235,7 @@ class _Prepare:
         )
         try:
             with self.rundir.open_store() as store:
+                self.stored = store.request_count()
                 chunk: list[ItemGroup] = []
                 done = 0
                 last_log = time.monotonic()
@@ -405,13 +409,14 @@ class _Prepare:
         store.add_items(g.item for g in chunk)
         store.add_blinded(blinded_rows)
         store.add_pairs(pair_rows)
-        store.add_requests(requests)
+        new = store.add_requests(requests)
         self.stage.add_shown((presentation_key(seed, b.blind_id), b) for b in blinded_rows)
         self.stage.add_pairs(pair_rows)
         self.pairs += len(pair_rows)
         self.requests += len(requests)
+        self.stored += new
         if on_stored is not None:
-            on_stored(requests)
+            on_stored(requests, self.stored)
         return len(chunk)
 
     def _item_canaries(

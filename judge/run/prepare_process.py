@@ -24,6 +24,7 @@ from typing import Any
 from judge.config import RunConfig
 from judge.errors import JudgeError
 from judge.rundir import RunDir
+from judge.tally import Tally
 
 _PR_SET_PDEATHSIG = 1
 
@@ -42,6 +43,9 @@ class PrepareProcess:
         self.preparing = threading.Event()
         self.preparing.set()
         self._outcome: dict[str, Any] = {}
+        self._stored = 0
+        """Requests the store holds, as of the prepare's last chunk."""
+        self._tally: Tally | None = None
         self._process = context.Process(
             target=_child,
             args=(config, str(rundir.path), self._events, self._stop, os.getpid()),
@@ -53,6 +57,14 @@ class PrepareProcess:
     def start(self) -> None:
         self._process.start()
         self._pump.start()
+
+    def follow(self, tally: Tally) -> None:
+        """Keep `tally`'s total at what the store holds as chunks are stored, and final once
+        the prepare ends."""
+        self._tally = tally
+        tally.set_total(self._stored)
+        if not self.preparing.is_set():
+            tally.close_total()
 
     def wait_started(self) -> None:
         """Until the first chunk is stored; raises the prepare's error if it failed first."""
@@ -93,6 +105,9 @@ class PrepareProcess:
                 if kind == "log":
                     self._log(value)
                 elif kind == "stored":
+                    self._stored = value
+                    if self._tally is not None:
+                        self._tally.set_total(value)
                     self.started.set()
                 elif kind == "done":
                     self._outcome["done"] = value
@@ -102,6 +117,8 @@ class PrepareProcess:
                     return
         finally:
             self.preparing.clear()
+            if self._tally is not None:
+                self._tally.close_total()
             self.started.set()
 
 
@@ -143,7 +160,7 @@ def _child(config: RunConfig, path: str, events: Any, stop: Any, parent: int) ->
             config,
             RunDir(path),
             log=lambda message: events.put(("log", message)),
-            on_stored=lambda requests: events.put(("stored", len(requests))),
+            on_stored=lambda _requests, stored: events.put(("stored", stored)),
             stop=_Stop(stop, parent),  # type: ignore[arg-type]
         )
     except BaseException as exc:  # every outcome reaches the parent, which raises it

@@ -15,7 +15,8 @@ timing) at each concurrency C (ideal = C / 0.2 s), per case:
               run dir, judging, aggregation and outputs); e2e cpu ms/req likewise
   sim ms/req  the simulator's own CPU per request (from its /_stats), for context
 
-Cases: runner-http-w1/-w2 (our runner, `transport: http`, OpenAI wire format, workers=1 and
+Cases: runner-default (our runner, a judge config with no `transport` key: what a user gets),
+runner-http-w1/-w2 (our runner, `transport: http`, OpenAI wire format, workers=1 and
 2), runner-sdk (our runner, `transport: sdk`, the openai SDK), openai-sdk (AsyncOpenAI default
 client, asyncio.gather + semaphore), litellm (litellm.acompletion, same), aiohttp (a bare
 aiohttp loop: the floor). Optional: runner-anthropic (our runner, `transport: http`, Anthropic
@@ -51,7 +52,15 @@ from typing import Any
 
 LATENCY_S = 0.2
 MODEL = "openai/sim-bench"
-CASES = ("runner-http-w1", "runner-http-w2", "runner-sdk", "openai-sdk", "litellm", "aiohttp")
+CASES = (
+    "runner-default",
+    "runner-http-w1",
+    "runner-http-w2",
+    "runner-sdk",
+    "openai-sdk",
+    "litellm",
+    "aiohttp",
+)
 OPTIONAL = ("runner-anthropic",)
 _SERVER = (
     "from judge.simulator import SimulatorConfig, run; "
@@ -95,7 +104,7 @@ def start_simulator(cpu: int | None = None) -> tuple[subprocess.Popen[str], str]
 
 
 def _template_key(case: str, concurrency: int) -> str:
-    transport = "sdk" if case == "runner-sdk" else "http"
+    transport = {"runner-sdk": "sdk", "runner-default": "default"}.get(case, "http")
     provider = "anthropic" if case == "runner-anthropic" else "openai"
     return f"{provider}-{transport}-{concurrency}"
 
@@ -307,9 +316,10 @@ def _config(
                 {
                     "model": model,
                     "base_url": f"{sim}/v1" if provider == "openai" else sim,
-                    "transport": transport,
                     "max_connections": concurrency,
                     "timeout_s": 60,
+                    # "default": the key left out, as a config copied from the README has it.
+                    **({} if transport == "default" else {"transport": transport}),
                 }
             ],
         }

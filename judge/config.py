@@ -106,9 +106,12 @@ class JudgeSpec(_Strict):
     api_key: SecretStr | None = None
     """An explicit key, for local servers that want a dummy one. Prefer `api_key_env`: keys in
     config files leak. Never stored, logged or echoed (it serialises as '**********')."""
-    transport: Literal["sdk", "http"] = "sdk"
-    """`sdk`: the official openai / anthropic client. `http`: a lean aiohttp client speaking
-    the same wire format, for high volume (the SDKs cost several ms of CPU per request)."""
+    transport: Literal["sdk", "http"] | None = None
+    """`http`: a lean aiohttp client speaking the OpenAI chat-completions or Anthropic messages
+    wire format (auth headers, the SDKs' base-URL and organisation variables, Retry-After,
+    error bodies, structured output) at a fraction of the SDKs' CPU per request. `sdk`: the
+    official openai / anthropic client. Unset: `http` for openai, anthropic, vllm and ollama
+    judges, `sdk` for litellm (which has no lean path); the run records the one it used."""
     structured_output: bool = True
     """Ask for JSON-schema output (OpenAI response_format / Anthropic tool call) where the
     provider supports it; the text parser is the fallback either way."""
@@ -143,6 +146,10 @@ class JudgeSpec(_Strict):
             raise ValueError(
                 f"judge model '{self.model}' needs a provider prefix, e.g. 'openai/{self.model}'"
             )
+        if self.transport is None:
+            # Resolved here, so the run's record names the transport a judge was sent with.
+            lean = self.provider in ("openai", "anthropic", "vllm", "ollama")
+            object.__setattr__(self, "transport", "http" if lean else "sdk")
         return self
 
     @property

@@ -7,7 +7,7 @@ jitter, Retry-After honoured, finite attempts, a per-request timeout. Providers 
 Nothing paid for is lost: every reply is written with its verdict (or `ParseFailure`) in one
 transaction, in small batches flushed every few milliseconds, and the same request content is
 never sent twice (the cache, and in-flight de-duplication by cache key). A killed run resumes
-from `RunStore.pending_requests()`.
+from the requests without a response (`RunStore.pending_after`, page by page).
 """
 
 from __future__ import annotations
@@ -172,12 +172,6 @@ class Runner:
         return self._semaphores[key], self._limiters[key]
 
     # -- running ---------------------------------------------------------------------------
-
-    def pending(self) -> list[JudgeRequest]:
-        requests = self.store.pending_requests()
-        if self.shards > 1:
-            requests = [r for r in requests if shard_of(r.request_id, self.shards) == self.shard]
-        return requests
 
     async def run(
         self,

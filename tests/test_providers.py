@@ -241,6 +241,82 @@ async def _key_echoing_server() -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+@asynccontextmanager
+async def _header_recording_server(seen: list[tuple[str, dict[str, str]]]) -> AsyncIterator[str]:
+    """Records each request's path and headers, and answers 401."""
+
+    async def record(request: web.Request) -> web.Response:
+        seen.append((request.path, {k.lower(): v for k, v in request.headers.items()}))
+        body = {"error": {"type": "authentication_error", "message": "recorded"}}
+        return web.json_response(body, status=401)
+
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", record)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+def test_the_default_transport_is_the_lean_client_where_one_speaks_the_wire_format() -> None:
+    local = "http://localhost:8000/v1"
+    for model in ("openai/m", "anthropic/m", "vllm/m", "ollama/m"):
+        assert JudgeSpec(model=model, base_url=local).transport == "http"
+        lean = make_provider(JudgeSpec(model=model, base_url=local))
+        sdk = make_provider(JudgeSpec(model=model, base_url=local, transport="sdk"))
+        assert type(lean).__module__ == "judge.providers.http"
+        assert type(sdk).__module__.endswith("_sdk")
+    assert JudgeSpec(model="litellm/groq/llama-3.1-8b-instant").transport == "sdk"
+
+
+# The variables each SDK reads, and the headers they become.
+_ENVIRONMENT = {
+    "openai": {
+        "OPENAI_BASE_URL": "{url}/v1",
+        "OPENAI_ORG_ID": "org-judge",
+        "OPENAI_PROJECT_ID": "proj-judge",
+        "OPENAI_API_KEY": SECRET,
+    },
+    "anthropic": {"ANTHROPIC_BASE_URL": "{url}", "ANTHROPIC_API_KEY": SECRET},
+}
+_SENT = {
+    "openai": ("authorization", "openai-organization", "openai-project", "content-type"),
+    # The Anthropic SDK sends the key as `x-api-key` or (2.x) as a bearer token, and its own
+    # API version; ours pins the version whose reply format it parses.
+    "anthropic": ("content-type",),
+}
+
+
+def _key_sent(headers: dict[str, str]) -> str | None:
+    return headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
+
+
+@pytest.mark.parametrize("family", ["openai", "anthropic"])
+async def test_both_transports_read_the_sdks_variables_and_send_the_same_headers(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[str, dict[str, str]]] = []
+    async with _header_recording_server(seen) as url:
+        for variable, value in _ENVIRONMENT[family].items():
+            monkeypatch.setenv(variable, value.format(url=url))
+        for transport in ("sdk", "http"):
+            spec = JudgeSpec(model=_MODELS[family], transport=transport)  # no base_url
+            async with _provider(spec) as provider:
+                failure = await _failure(provider, _call())
+            assert provider.classify_error(failure) is None  # a 401 is not retried
+    (sdk_path, sdk), (http_path, http) = seen
+    assert (
+        sdk_path == http_path == ("/v1/chat/completions" if family == "openai" else "/v1/messages")
+    )
+    assert {h: sdk.get(h) for h in _SENT[family]} == {h: http.get(h) for h in _SENT[family]}
+    assert all(http.get(h) for h in _SENT[family])
+    assert _key_sent(sdk) == _key_sent(http) == SECRET
+
+
 def _all_text(exc: BaseException) -> str:
     texts = [str(exc), repr(exc), str(getattr(exc, "message", "")), str(exc.args)]
     texts.append(str(getattr(exc, "body", "")))
@@ -378,7 +454,7 @@ def test_a_missing_sdk_names_the_install_command() -> None:
         from judge.providers import make_provider
         for model in ("litellm/groq/llama-3.1-8b-instant", "openai/gpt-4.1-mini"):
             try:
-                make_provider(JudgeSpec(model=model, api_key="sk-x"))
+                make_provider(JudgeSpec(model=model, api_key="sk-x", transport="sdk"))
             except ProviderError as exc:
                 print(exc)
         """

@@ -24,7 +24,7 @@ from judge.types import Usage
 
 
 class AnthropicProvider(Provider):
-    """`anthropic/<model>` with `transport: sdk` (the default). Structured output is a forced
+    """`anthropic/<model>` with `transport: sdk`. Structured output is a forced
     call of one tool whose input schema is the reply schema."""
 
     def __init__(self, spec: JudgeSpec) -> None:

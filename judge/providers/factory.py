@@ -13,7 +13,8 @@ Providers:
 - `litellm/<litellm model>`: everything LiteLLM reaches (optional extra).
 - `recorded/<name>`: replays recorded verdicts (`judge.providers.recorded.RecordedProvider`).
 
-`transport: http` selects the lean aiohttp client for openai (and its aliases) and anthropic.
+`transport: http` (the default where it applies, `JudgeSpec.transport`) selects the lean aiohttp
+client for openai (and its aliases) and anthropic; `transport: sdk` the official SDKs.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The lean transport (`transport: http`): the OpenAI chat-completions and Anthropic messages
-wire formats spoken directly over one shared aiohttp session.
+"""The lean transport (`transport: http`, the default for openai, anthropic, vllm and ollama
+judges): the OpenAI chat-completions and Anthropic messages wire formats spoken directly over one
+shared aiohttp session.
 
 Why it exists: the SDKs spend several ms of CPU per request building typed request and response
 objects, which caps one core at ~150 requests/s; a judge needs four fields of the reply. Here a
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import Any
 
 from judge.config import JudgeSpec
@@ -55,6 +57,9 @@ class InvalidResponseError(Exception):
 
 class _HTTPProvider(Provider):
     _default_base_url: str
+    _base_url_env: str
+    _env_headers: tuple[tuple[str, str], ...] = ()
+    """(header, environment variable) pairs the provider's SDK sends when the variable is set."""
     _path: str
 
     def __init__(self, spec: JudgeSpec, default_key_env: str | None) -> None:
@@ -67,8 +72,17 @@ class _HTTPProvider(Provider):
             ) from None
         self._aiohttp = aiohttp
         self._key = resolve_api_key(spec, default_key_env)
-        self._url = (spec.base_url or self._default_base_url).rstrip("/") + self._path
+        # As the SDK resolves it: the config's base_url, else the SDK's own variable.
+        env_url = os.environ.get(self._base_url_env, "").strip() if default_key_env else ""
+        self._url = (spec.base_url or env_url or self._default_base_url).rstrip("/") + self._path
         self._headers = self._auth_headers(self._key)
+        if default_key_env:
+            # The headers the SDK adds from its variables (e.g. OpenAI's organisation and
+            # project); never for a self-hosted server, which has no use for them.
+            for header, variable in self._env_headers:
+                value = os.environ.get(variable, "").strip()
+                if value:
+                    self._headers[header] = value
         self._session: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timeouts: dict[float, Any] = {}
@@ -171,6 +185,11 @@ class OpenAIHTTPProvider(_HTTPProvider):
     """`openai/<model>` with `transport: http`: POST {base_url}/chat/completions."""
 
     _default_base_url = "https://api.openai.com/v1"
+    _base_url_env = "OPENAI_BASE_URL"
+    _env_headers = (
+        ("OpenAI-Organization", "OPENAI_ORG_ID"),
+        ("OpenAI-Project", "OPENAI_PROJECT_ID"),
+    )
     _path = "/chat/completions"
 
     def __init__(self, spec: JudgeSpec, *, default_key_env: str | None = "OPENAI_API_KEY") -> None:
@@ -212,6 +231,7 @@ class AnthropicHTTPProvider(_HTTPProvider):
     as the SDK takes it, without /v1)."""
 
     _default_base_url = "https://api.anthropic.com"
+    _base_url_env = "ANTHROPIC_BASE_URL"
     _path = "/v1/messages"
 
     def __init__(self, spec: JudgeSpec) -> None:

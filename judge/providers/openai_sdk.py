@@ -21,7 +21,7 @@ from judge.types import Usage
 
 
 class OpenAIProvider(Provider):
-    """`openai/<model>` with `transport: sdk` (the default)."""
+    """`openai/<model>` with `transport: sdk`."""
 
     def __init__(self, spec: JudgeSpec, *, default_key_env: str | None = "OPENAI_API_KEY") -> None:
         super().__init__(spec)

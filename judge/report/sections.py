@@ -70,7 +70,7 @@ def _setup(summary: RunSummary, analysis: Analysis) -> list[Block]:
             family_cell(analysis, j.model),
             ", ".join(f"{k}={_param(v)}" for k, v in sorted(j.params.items()))
             or "provider defaults",
-            j.transport,
+            "replay" if j.recorded else (j.transport or ""),
         ]
         for j in run.judges
     ]

@@ -380,7 +380,7 @@ def _measure_runner(case: str, config: Any, run_dir: Path, cache: Path, n: int) 
         "cpu_ms": 1000 * (self_e - self_s + children) / n,
         "e2e_rps": n / (t1 - t0),
         "e2e_cpu_ms": 1000 * (sum(cpu1) - sum(cpu0)) / n,
-        "verdicts": counts["verdicts"],
+        "verdicts": counts.verdicts,
     }
 
 

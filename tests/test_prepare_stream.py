@@ -4,6 +4,9 @@ requests while later chunks are still being prepared."""
 
 from __future__ import annotations
 
+import gzip
+import json
+import shutil
 import sqlite3
 import threading
 from pathlib import Path
@@ -24,17 +27,20 @@ MT_BENCH = REPO / "data" / "mt_bench"
 OUTPUTS = ("blinding_key.json", "blinded.jsonl", "pairs.jsonl", "scrub_report.json")
 
 
+_DATA = {
+    "items": str(MT_BENCH / "items.jsonl"),
+    "responses": str(MT_BENCH / "responses.jsonl.gz"),
+    "allow_empty_outputs": True,
+    "systems": ["gpt-4", "vicuna-13b-v1.2", "llama-13b", "alpaca-13b"],
+}
+
+
 def _config(root: Path, **overrides: Any) -> Path:
     """The demo data: four systems against a baseline, with canaries (every path of the
     chunk loop: data.systems, skipped pairs, canary items, flags)."""
     config: dict[str, Any] = {
         "name": "stream",
-        "data": {
-            "items": str(MT_BENCH / "items.jsonl"),
-            "responses": str(MT_BENCH / "responses.jsonl.gz"),
-            "allow_empty_outputs": True,
-            "systems": ["gpt-4", "vicuna-13b-v1.2", "llama-13b", "alpaca-13b"],
-        },
+        "data": _DATA,
         "blinding": {"seed": 3, "secret": "ab" * 32},
         "pairs": {"mode": "baseline", "baseline": "vicuna-13b-v1.2"},
         "rubric": "pairwise_general",
@@ -123,6 +129,50 @@ def test_a_stopped_prepare_is_completed_by_the_next(
     resumed = _written(run_dir.path)
     for name, value in whole[1].items():
         assert resumed[name] == value, name
+
+
+def test_a_prepared_run_dir_is_not_prepared_again(tmp_path: Path) -> None:
+    """Every resumed `judge run` starts with a prepare: from the same config and input bytes
+    it returns the recorded summary and writes nothing; a blinding table gone, or an input
+    file changed in place, prepares again (and stores only what is new)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copy(MT_BENCH / "items.jsonl", data / "items.jsonl")
+    with gzip.open(MT_BENCH / "responses.jsonl.gz", "rt", encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh]
+    responses = data / "responses.jsonl"
+    # Item 82-t1's llama-13b answer is left out, to be added later.
+    kept = [r for r in rows if (r["item_id"], r["system"]) != ("82-t1", "llama-13b")]
+    assert len(kept) == len(rows) - 1
+    responses.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    files = {"items": str(data / "items.jsonl"), "responses": str(responses)}
+    config = load_config(_config(tmp_path, canaries=None, data={**_DATA, **files}))
+    run_dir = tmp_path / "run"
+    first = prepare_run(config, run_dir)
+    written = _written(run_dir)
+    # The files a prepare writes whole (the store's rows are compared below; opening it
+    # checkpoints its log, and the lock file is touched by every lock).
+    before = {name: (run_dir / name).stat().st_mtime_ns for name in OUTPUTS}
+    said: list[str] = []
+    again = prepare_run(config, run_dir, log=said.append)
+    assert said[-1] == "prepared already, from the same config and input files"
+    assert "blinding, pairing" not in " ".join(said)
+    assert again == first
+    assert {name: (run_dir / name).stat().st_mtime_ns for name in OUTPUTS} == before
+    assert _written(run_dir) == written
+
+    (run_dir / "pairs.jsonl").unlink()
+    said.clear()
+    assert prepare_run(config, run_dir, log=said.append) == first
+    assert "prepared already" not in " ".join(said) and _written(run_dir) == written
+
+    responses.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    said.clear()
+    grown = prepare_run(config, run_dir, log=said.append)
+    assert "prepared already" not in " ".join(said)
+    assert grown.responses == first.responses + 1 and grown.requests > first.requests
+    with RunDir(run_dir).open_store() as store:
+        assert store.request_count() == grown.requests
 
 
 def test_judging_starts_before_prepare_ends(tmp_path: Path) -> None:

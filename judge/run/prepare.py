@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 from judge.blinding import (
@@ -62,6 +61,13 @@ from judge.run.canary_plan import (
     configured_texts,
     plan_canaries,
 )
+from judge.run.prepared import (
+    PrepareSummary,
+    StoredCallback,
+    already_prepared,
+    fingerprint,
+    record_prepared,
+)
 from judge.run.requests import RequestPlanner
 from judge.run.staging import ItemGroup, Staging
 from judge.rundir import RunDir
@@ -83,30 +89,6 @@ _FIRST_CHUNK_ITEMS = 8
 CHUNK_ITEMS = 500
 """Items blinded, paired, rendered and stored at a time: a chunk's requests are what memory
 holds (and the first ones `judge run` can send)."""
-
-
-@dataclass
-class PrepareSummary:
-    run_dir: Path
-    items: int
-    responses: int
-    systems: list[str]
-    pairs: int
-    skipped_pairs: int
-    """System pairs on an item where one system has no response (reported, never judged)."""
-    requests: int
-    canary_requests: int
-    """Of `requests`, those judging a canary (`canaries:`)."""
-    same_family_requests: int
-    rubric: str
-    scrub: ScrubReport
-    injection: InjectionReport
-    """Responses whose text addresses the judge: flagged, judged as written."""
-    judges: list[str] = field(default_factory=list)
-
-
-StoredCallback = Callable[[Sequence[JudgeRequest], int], None]
-"""Called with a chunk's requests once stored, and the requests the store then holds."""
 
 
 def prepare_run(
@@ -196,6 +178,13 @@ class _Prepare:
         self, max_requests: int | None, on_stored: StoredCallback | None, chunk_items: int
     ) -> PrepareSummary:
         config, rubric, stage = self.config, self.rubric, self.stage
+        inputs = fingerprint(config, self.config_hash)
+        done = already_prepared(self.rundir, inputs)
+        if done is not None and (max_requests is None or done.requests <= max_requests):
+            self.log("prepared already, from the same config and input files")
+            if on_stored is not None:
+                on_stored([], done.requests)
+            return done
         set_aside = self._load()
         if config.canaries is not None:
             # The canaries' opponents must not be flagged answers: scan before pairing.
@@ -269,7 +258,7 @@ class _Prepare:
         finally:
             keys.close()
         self.rundir.write_blinding_tables(stage.shown(), stage.pairs(), scrub)
-        return PrepareSummary(
+        summary = PrepareSummary(
             run_dir=self.rundir.path,
             items=stage.items,
             responses=stage.responses,
@@ -284,6 +273,8 @@ class _Prepare:
             injection=injection,
             judges=[j.model for j in config.judges],
         )
+        record_prepared(self.rundir, inputs, summary)
+        return summary
 
     def _load(self) -> int:
         """Index the input; returns the responses set aside (systems not in `data.systems`)."""

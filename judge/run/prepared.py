@@ -1,0 +1,101 @@
+"""What a finished prepare produced, and how a later one knows there is nothing to redo.
+
+A prepare ends by recording its summary under a fingerprint of everything it read: the config
+(its hash), the input files' bytes and this package's version. A later prepare of the same run
+dir (every `judge run` that resumes starts with one) whose fingerprint matches returns that
+summary without loading, blinding or rendering anything: at 10^6 responses that is minutes of
+CPU that a resumed run would otherwise spend re-rendering requests the store already holds.
+Anything else (an appended responses file, another version, a missing blinding table) makes
+it prepare again, which stores only what is new.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judge.config import RunConfig
+from judge.rundir import RunDir
+from judge.types import InjectionReport, JudgeRequest, ScrubReport
+
+_META_KEY = "prepared"
+_READ_BYTES = 1 << 20
+
+
+@dataclass
+class PrepareSummary:
+    run_dir: Path
+    items: int
+    responses: int
+    systems: list[str]
+    pairs: int
+    skipped_pairs: int
+    """System pairs on an item where one system has no response (reported, never judged)."""
+    requests: int
+    canary_requests: int
+    """Of `requests`, those judging a canary (`canaries:`)."""
+    same_family_requests: int
+    rubric: str
+    scrub: ScrubReport
+    injection: InjectionReport
+    """Responses whose text addresses the judge: flagged, judged as written."""
+    judges: list[str] = field(default_factory=list)
+
+
+StoredCallback = Callable[[Sequence[JudgeRequest], int], None]
+"""Called with a chunk's requests once stored, and the requests the store then holds."""
+
+
+def fingerprint(config: RunConfig, config_hash: str) -> str:
+    """`sha256:` of the config's hash, the input files' contents and the package version."""
+    from judge import __version__
+
+    digest = hashlib.sha256(f"{config_hash}\n{__version__}\n".encode())
+    for path in (config.data.items, config.data.responses):
+        digest.update(f"{path.name}\n".encode())
+        with path.open("rb") as fh:
+            while block := fh.read(_READ_BYTES):
+                digest.update(block)
+        digest.update(b"\n")
+    return "sha256:" + digest.hexdigest()
+
+
+def already_prepared(rundir: RunDir, print_: str) -> PrepareSummary | None:
+    """The summary of the prepare that left this run dir complete from the same inputs, or
+    None when anything must be (re)done."""
+    done = [rundir.key_file, rundir.blinded_file, rundir.pairs_file, rundir.scrub_file]
+    if not rundir.has_store() or rundir.key_log_file.exists() or not all(p.exists() for p in done):
+        return None
+    with rundir.open_store() as store:
+        recorded = store.get_meta(_META_KEY)
+        stored = store.request_count()
+    if not isinstance(recorded, dict) or recorded.get("fingerprint") != print_:
+        return None
+    summary = _summary(recorded["summary"], rundir.path)
+    return summary if summary.requests == stored else None
+
+
+def record_prepared(rundir: RunDir, print_: str, summary: PrepareSummary) -> None:
+    """Remember `summary` as what preparing from `print_`'s inputs gives."""
+    value = asdict(summary)
+    value.update(
+        run_dir=None,
+        scrub=summary.scrub.model_dump(mode="json"),
+        injection=summary.injection.model_dump(mode="json"),
+    )
+    with rundir.open_store() as store:
+        store.set_meta(_META_KEY, {"fingerprint": print_, "summary": value})
+
+
+def _summary(value: dict[str, Any], run_dir: Path) -> PrepareSummary:
+    return PrepareSummary(
+        **{
+            **value,
+            "run_dir": run_dir,
+            "scrub": ScrubReport.model_validate(value["scrub"]),
+            "injection": InjectionReport.model_validate(value["injection"]),
+        }
+    )

@@ -90,9 +90,7 @@ def test_position_bias_is_inconsistent_and_a_tie_by_default() -> None:
     assert j.consistent is False and j.winner == "tie" and j.score_a == 0.5
     assert stats["openai/j"].first_slot_win_rate == 1.0
     assert stats["openai/j"].position_consistency == 0.0
-    (dropped,), _ = aggregate_pairwise(
-        results, AggregateConfig(inconsistent="drop")
-    )
+    (dropped,), _ = aggregate_pairwise(results, AggregateConfig(inconsistent="drop"))
     assert dropped.winner is None and dropped.score_a is None
 
 

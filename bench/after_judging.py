@@ -8,7 +8,8 @@ into the store (a verdict with a 40-word reasoning; 2% unparseable replies, 1% e
 run is prepared once per size, by the oldest code measured, and copied for each measurement;
 each code opens its copy once (its migrations) before it is timed. Each measurement runs in a
 fresh process (peak RSS is a per-process high-water mark, `ru_maxrss`); the interpreter with
-the modules imported is printed as `base`.
+the modules imported is printed as `base` (Linux starts a child's mark at its parent's, so
+this process compares the files only once every child has run).
 
 `--baseline-ref REF` measures the code at a git ref beside the working tree's: its `judge`,
 `calibration` and `rubrics` are extracted (`git archive`) to a temporary directory, put first
@@ -164,6 +165,7 @@ def _run_child(what: str, directory: Path, code: Path) -> dict:
 def _extract(ref: str, target: Path) -> Path:
     """The code at `ref` (judge, calibration, rubrics) in `target`; the repository is only
     read (`git archive`), no worktree is registered."""
+    shutil.rmtree(target, ignore_errors=True)  # a kept one from an earlier run
     target.mkdir(parents=True)
     archive = subprocess.run(
         ["git", "-C", str(REPO), "archive", ref, "judge", "calibration", "rubrics"],
@@ -175,10 +177,17 @@ def _extract(ref: str, target: Path) -> Path:
 
 
 def _same_files(a: Path, b: Path) -> str:
+    """Whether two runs' judgments files hold the same, read a batch at a time."""
+    import filecmp
+
     import pyarrow.parquet as pq
 
-    jsonl = (a / "judgments.jsonl").read_bytes() == (b / "judgments.jsonl").read_bytes()
-    parquet = pq.read_table(a / "judgments.parquet").equals(pq.read_table(b / "judgments.parquet"))
+    jsonl = filecmp.cmp(a / "judgments.jsonl", b / "judgments.jsonl", shallow=False)
+    first, second = pq.ParquetFile(a / "judgments.parquet"), pq.ParquetFile(b / "judgments.parquet")
+    batches = (f.iter_batches(batch_size=10_000) for f in (first, second))
+    parquet = first.schema_arrow.equals(second.schema_arrow) and all(
+        x.equals(y) for x, y in zip(*batches, strict=True)
+    )
     return f"judgments.jsonl {'identical' if jsonl else 'DIFFERENT'}, judgments.parquet " + (
         "equal" if parquet else "DIFFERENT"
     )
@@ -209,6 +218,7 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}; runs in {root}; {os.cpu_count()} cpus")
     header = f"{'requests':>9} {'code':<17} {'step':<8} {'wall s':>8} {'us/req':>8} "
     print(header + f"{'base MB':>8} {'peak MB':>8}")
+    runs: dict[int, dict[str, Path]] = {}
     try:
         for n in sizes:
             built = root / f"n{n}"
@@ -216,7 +226,7 @@ def main() -> None:
                 built.mkdir(parents=True, exist_ok=True)
                 generate(built, n)
                 _run_child("build", built, next(iter(codes.values())))
-            written = {}
+            written: dict[str, Path] = {}
             for label, code in codes.items():
                 work = root / f"n{n}-{label.split()[0]}"
                 shutil.rmtree(work, ignore_errors=True)
@@ -230,6 +240,10 @@ def main() -> None:
                         flush=True,
                     )
                 written[label] = work / "run"
+            runs[n] = written
+        # Compared once every measurement is done: reading them would raise this process's
+        # high-water mark, which the children measured after it would start from.
+        for n, written in runs.items():
             if len(written) == 2:
                 print(f"{n:>9} same outputs: {_same_files(*written.values())}", flush=True)
             for work in written.values():

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import attrgetter
@@ -173,8 +173,8 @@ class Aggregation:
         key: BlindingKey,
         config: AggregateConfig,
         *,
-        canaries: set[str] = frozenset(),  # type: ignore[assignment]
-        flagged: set[str] = frozenset(),  # type: ignore[assignment]
+        canaries: Set[str] = frozenset(),
+        flagged: Set[str] = frozenset(),
         lowest: float = 0.0,
         panel: bool = False,
     ) -> None:
@@ -216,7 +216,7 @@ class Aggregation:
 
     def _pair(self, pair_id: str, results: list[ResultRow]) -> list[tuple[bool, Judgment]]:
         system_a, system_b = self._key.pairs[pair_id]
-        canary = bool(self._canaries.intersection((system_a, system_b)))
+        canary = not self._canaries.isdisjoint((system_a, system_b))
         first = results[0]
         # key.pairs[pair_id] = (system in slot A, system in slot B) = (slot_a's, slot_b's)
         if first.length_a == first.length_b:

@@ -10,21 +10,29 @@ on a split.
 
 Every row also carries what an audit needs to go back to the store: per order the request id,
 the judge's reasoning (a verdict) or why there is none and the reply as received (a parse
-failure). Those strings are the ones the store results already hold, referenced, not copied.
+failure).
+
+Streaming: `Aggregation` takes a run's results one item at a time (`judge.result_rows.by_item`)
+and returns that item's judgments; it keeps the judges' statistics (`judge.judge_stats`), never
+the judgments, so its memory does not grow with the run.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
-from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Set
 from dataclasses import dataclass, field, replace
-from typing import Literal, NamedTuple
+from itertools import groupby
+from operator import attrgetter
+from typing import Any, Literal, NamedTuple
 
 from calibration.orders import combine_orders
 from judge.config import AggregateConfig
-from judge.store import StoredResult
-from judge.types import PANEL, BlindedPair, BlindingKey
+from judge.judge_stats import JudgeStats, JudgeTally
+from judge.result_rows import ResultRow
+from judge.types import PANEL, BlindingKey
 
 Outcome = Literal["a", "b", "tie"]
 
@@ -134,163 +142,182 @@ _UNPLANNED = _Said(None)
 """An order with no request (a run with `orders: AB`)."""
 
 
-def _said(result: StoredResult) -> _Said:
-    request_id = result.request.request_id
-    if result.verdict is not None:
-        return _Said(request_id, reasoning=result.verdict.reasoning)
-    response = result.response
-    if response is None:  # pending: nothing said yet
+def _said(result: ResultRow) -> _Said:
+    request_id = result.request_id
+    if result.verdict:
+        return _Said(request_id, reasoning=result.reasoning)
+    if not result.answered:  # pending: nothing said yet
         return _Said(request_id)
-    if response.error is not None:
-        return _Said(request_id, failure=f"error: {response.error}")
-    reason = result.failure.reason if result.failure is not None else "no verdict stored"
-    return _Said(request_id, failure=f"parse failure: {reason}", reply=response.text)
+    if result.error is not None:
+        return _Said(request_id, failure=f"error: {result.error}")
+    reason = result.failure_reason if result.failure_reason is not None else "no verdict stored"
+    return _Said(request_id, failure=f"parse failure: {reason}", reply=result.reply)
 
 
-@dataclass
-class JudgeStats:
-    judge: str
-    requests: int = 0
-    verdicts: int = 0
-    parse_failures: int = 0
-    errors: int = 0
-    pending: int = 0
-    cached: int = 0
-    cost_usd: float | None = None
-    """Sum of known costs; None when no reply of this judge could be priced."""
-    latency_median_s: float | None = None
-    parse_failure_rate: float | None = None
-    position_consistency: float | None = None
-    """Share of pairs with both orders parsed whose two verdicts agree."""
-    first_slot_win_rate: float | None = None
-    """Share of decisive verdicts (A or B) that chose the first-shown response."""
-    tie_rate: float | None = None
-    verbosity_preference: float | None = None
-    """Share of decisive judgments (between responses of different length) won by the
-    longer response."""
-    same_family_requests: int = 0
+Judgment = PairJudgment | ScoreJudgment
 
 
-def aggregate_pairwise(
-    results: Iterable[StoredResult],
-    pairs: Iterable[BlindedPair],
-    key: BlindingKey,
-    lengths: dict[str, int],
-    config: AggregateConfig,
-) -> tuple[list[PairJudgment], dict[str, JudgeStats]]:
-    """`lengths`: blind_id -> output length in characters (for the verbosity diagnostic)."""
-    pair_by_id = {p.pair_id: p for p in pairs}
-    per: dict[tuple[str, str], dict[str, str | None]] = defaultdict(dict)
-    failures: Counter[tuple[str, str]] = Counter()
-    same_family: dict[tuple[str, str], bool] = {}
-    stats: dict[str, JudgeStats] = {}
-    latencies: dict[str, list[float]] = defaultdict(list)
-    first_slot: Counter[tuple[str, str]] = Counter()
-    said: dict[tuple[str, str], dict[str, _Said]] = defaultdict(dict)
-    for result in results:
-        request = result.request
-        judge = request.judge
-        st = stats.setdefault(judge, JudgeStats(judge=judge))
-        _count(st, result, latencies[judge])
-        if request.pair_id is None or request.order is None:
-            continue
-        k = (request.pair_id, judge)
-        same_family[k] = request.same_family
-        said[k][request.order] = _said(result)
-        if result.verdict is None or result.verdict.label is None:
-            failures[k] += 1
-            continue
-        label = result.verdict.label
-        first_slot[(judge, label)] += 1
-        system_a, system_b = key.pairs[request.pair_id]
-        if label == "tie":
-            winner = "tie"
-        elif (label == "A") == (request.order == "AB"):
-            winner = system_a
+class Aggregation:
+    """A run's judgments, one item's results at a time (`item`), and each judge's behaviour
+    over all of them (`stats`). Holds the statistics, never the judgments.
+
+    `canaries`: the canaries' system names: their judgments and statistics are kept apart
+    (`canary_stats`). `flagged`: blind ids that lose by rule (`aggregate.flagged: lose`; the
+    scale's `lowest` score for absolute runs), after the statistics and the panel have seen
+    the judges' own verdicts. `panel`: combine the judges of each pair (or response) into
+    `panel` rows; a caller that finds only one judge among the real (or canary) results at the
+    end drops them, as no panel exists for one judge."""
+
+    def __init__(
+        self,
+        key: BlindingKey,
+        config: AggregateConfig,
+        *,
+        canaries: Set[str] = frozenset(),
+        flagged: Set[str] = frozenset(),
+        lowest: float = 0.0,
+        panel: bool = False,
+    ) -> None:
+        self._key = key
+        self._config = config
+        self._canaries = canaries
+        self._flagged = flagged
+        self._lowest = lowest
+        self._panel = panel
+        self._tallies: tuple[dict[str, JudgeTally], dict[str, JudgeTally]] = ({}, {})
+
+    def item(self, results: Iterable[ResultRow]) -> list[tuple[bool, Judgment]]:
+        """One item's judgments (each with whether it is a canary's), given all its results
+        in `judge.result_rows.by_item` order; sorted by judge, then pair (or system)."""
+        out: list[tuple[bool, Judgment]] = []
+        for pair_id, group in groupby(results, key=attrgetter("pair_id")):
+            if pair_id is not None:
+                out += self._pair(pair_id, list(group))
+            else:
+                for blind_id, same in groupby(group, key=attrgetter("blind_id")):
+                    out += self._response(blind_id, list(same))
+        out.sort(key=lambda row: row_order(row[1]))
+        return out
+
+    def stats(self, canary: bool = False) -> dict[str, JudgeStats]:
+        """Per judge (by name), over the real systems' results (or the canaries')."""
+        tallies = self._tallies[canary]
+        return {judge: tallies[judge].result() for judge in sorted(tallies)}
+
+    def judges(self, canary: bool = False) -> int:
+        """How many judges the real systems' results (or the canaries') had so far."""
+        return len(self._tallies[canary])
+
+    def _tally(self, canary: bool, judge: str) -> JudgeTally:
+        tallies = self._tallies[canary]
+        if judge not in tallies:
+            tallies[judge] = JudgeTally(judge)
+        return tallies[judge]
+
+    def _pair(self, pair_id: str, results: list[ResultRow]) -> list[tuple[bool, Judgment]]:
+        system_a, system_b = self._key.pairs[pair_id]
+        canary = not self._canaries.isdisjoint((system_a, system_b))
+        first = results[0]
+        # key.pairs[pair_id] = (system in slot A, system in slot B) = (slot_a's, slot_b's)
+        if first.length_a == first.length_b:
+            longer = None
         else:
-            winner = system_b
-        per[k][request.order] = winner
-    judgments = []
-    for (pair_id, judge), orders in sorted(per.items()) + [
-        (k, {}) for k in sorted(set(failures) - set(per))
-    ]:
-        pair = pair_by_id[pair_id]
-        system_a, system_b = key.pairs[pair_id]
-        judgment = _combine(
-            pair,
-            judge,
-            system_a,
-            system_b,
-            orders.get("AB"),
-            orders.get("BA"),
-            config,
-            same_family.get((pair_id, judge), False),
-            failures[(pair_id, judge)],
-        )
-        judgments.append(_with_said(judgment, said[(pair_id, judge)]))
-    for judge, st in stats.items():
-        mine = [j for j in judgments if j.judge == judge]
-        both = [j for j in mine if j.consistent is not None]
-        if both:
-            st.position_consistency = sum(bool(j.consistent) for j in both) / len(both)
-        decisive = first_slot[(judge, "A")] + first_slot[(judge, "B")]
-        labelled = decisive + first_slot[(judge, "tie")]
-        if decisive:
-            st.first_slot_win_rate = first_slot[(judge, "A")] / decisive
-        if labelled:
-            st.tie_rate = first_slot[(judge, "tie")] / labelled
-        st.verbosity_preference = _verbosity(mine, pair_by_id, key, lengths)
-        if latencies[judge]:
-            st.latency_median_s = statistics.median(latencies[judge])
-    if len(stats) > 1:
-        judgments += panel_judgments(judgments, config)
-    return judgments, stats
+            longer = system_a if (first.length_a or 0) > (first.length_b or 0) else system_b
+        judgments: list[PairJudgment] = []
+        for judge, mine in groupby(results, key=attrgetter("judge")):
+            tally = self._tally(canary, judge)
+            winners: dict[str, str] = {}
+            said: dict[str, _Said] = {}
+            failures = 0
+            same_family = False
+            for result in mine:
+                tally.count(result)
+                if result.order is None:
+                    continue
+                same_family = result.same_family
+                said[result.order] = _said(result)
+                if not result.verdict or result.label is None:
+                    failures += 1
+                    continue
+                label = result.label
+                tally.label(label)
+                if label == "tie":
+                    winners[result.order] = "tie"
+                elif (label == "A") == (result.order == "AB"):
+                    winners[result.order] = system_a
+                else:
+                    winners[result.order] = system_b
+            if not said:
+                continue
+            combined = combine_orders(
+                winners.get("AB"), winners.get("BA"), inconsistent=self._config.inconsistent
+            )
+            winner = combined.label
+            ab, ba = said.get("AB", _UNPLANNED), said.get("BA", _UNPLANNED)
+            judgment = PairJudgment(
+                item_id=first.item_id,
+                pair_id=pair_id,
+                judge=judge,
+                system_a=system_a,
+                system_b=system_b,
+                winner=winner,
+                outcome=_outcome(winner, system_a),
+                score_a=_score(winner, system_a),
+                verdict_ab=winners.get("AB"),
+                verdict_ba=winners.get("BA"),
+                consistent=combined.consistent,
+                orders=combined.orders,
+                same_family=same_family,
+                failures=failures,
+                request_ab=ab.request_id,
+                request_ba=ba.request_id,
+                reasoning_ab=ab.reasoning,
+                reasoning_ba=ba.reasoning,
+                failure_ab=ab.failure,
+                failure_ba=ba.failure,
+                reply_ab=ab.reply,
+                reply_ba=ba.reply,
+            )
+            tally.judged(judgment.winner, judgment.consistent, longer)
+            judgments.append(judgment)
+        if self._panel and judgments:
+            judgments.append(panel_pair(judgments))
+        flagged_a, flagged_b = first.slot_a in self._flagged, first.slot_b in self._flagged
+        return [(canary, flagged_lose_pair(j, flagged_a, flagged_b)) for j in judgments]
 
-
-def _combine(
-    pair: BlindedPair,
-    judge: str,
-    system_a: str,
-    system_b: str,
-    ab: str | None,
-    ba: str | None,
-    config: AggregateConfig,
-    same_family: bool,
-    failures: int,
-) -> PairJudgment:
-    combined = combine_orders(ab, ba, inconsistent=config.inconsistent)
-    winner = combined.label
-    return PairJudgment(
-        item_id=pair.item_id,
-        pair_id=pair.pair_id,
-        judge=judge,
-        system_a=system_a,
-        system_b=system_b,
-        winner=winner,
-        outcome=_outcome(winner, system_a),
-        score_a=_score(winner, system_a),
-        verdict_ab=ab,
-        verdict_ba=ba,
-        consistent=combined.consistent,
-        orders=combined.orders,
-        same_family=same_family,
-        failures=failures,
-    )
-
-
-def _with_said(judgment: PairJudgment, said: dict[str, _Said]) -> PairJudgment:
-    ab, ba = said.get("AB", _UNPLANNED), said.get("BA", _UNPLANNED)
-    return replace(
-        judgment,
-        request_ab=ab.request_id,
-        request_ba=ba.request_id,
-        reasoning_ab=ab.reasoning,
-        reasoning_ba=ba.reasoning,
-        failure_ab=ab.failure,
-        failure_ba=ba.failure,
-        reply_ab=ab.reply,
-        reply_ba=ba.reply,
-    )
+    def _response(
+        self, blind_id: str | None, results: list[ResultRow]
+    ) -> list[tuple[bool, Judgment]]:
+        if blind_id is None:  # neither a pair nor a response: counted, nothing to judge
+            for result in results:
+                self._tally(False, result.judge).count(result)
+            return []
+        system = self._key.systems[blind_id]
+        canary = system in self._canaries
+        rows: list[ScoreJudgment] = []
+        for result in results:
+            self._tally(canary, result.judge).count(result)
+            said = _said(result)
+            scores = json.loads(result.scores) if result.verdict and result.scores else {}
+            rows.append(
+                ScoreJudgment(
+                    item_id=result.item_id,
+                    blind_id=blind_id,
+                    system=system,
+                    judge=result.judge,
+                    score=result.score if result.verdict else None,
+                    scores={name: float(value) for name, value in scores.items()},
+                    same_family=result.same_family,
+                    request_id=said.request_id,
+                    reasoning=said.reasoning,
+                    failure=said.failure,
+                    reply=said.reply,
+                )
+            )
+        if self._panel and rows:
+            rows.append(panel_response(rows))
+        flagged = blind_id in self._flagged
+        return [(canary, flagged_lose_score(r, flagged, self._lowest)) for r in rows]
 
 
 def majority(winners: Iterable[str]) -> tuple[str | None, bool]:
@@ -304,133 +331,43 @@ def majority(winners: Iterable[str]) -> tuple[str | None, bool]:
     return ("tie" if split else top), split
 
 
-def panel_judgments(judgments: list[PairJudgment], config: AggregateConfig) -> list[PairJudgment]:
-    """Majority of the judges' winners per pair; a split is a tie."""
-    by_pair: dict[str, list[PairJudgment]] = defaultdict(list)
-    for j in judgments:
-        by_pair[j.pair_id].append(j)
-    panel = []
-    for pair_id, members in sorted(by_pair.items()):
-        winner, split = majority(j.winner for j in members if j.winner is not None)
-        first = members[0]
-        panel.append(
-            PairJudgment(
-                item_id=first.item_id,
-                pair_id=pair_id,
-                judge=PANEL,
-                system_a=first.system_a,
-                system_b=first.system_b,
-                winner=winner,
-                outcome=_outcome(winner, first.system_a),
-                score_a=_score(winner, first.system_a),
-                verdict_ab=None,
-                verdict_ba=None,
-                consistent=None,
-                orders=sum(j.orders for j in members),
-                same_family=any(j.same_family for j in members),
-                failures=sum(j.failures for j in members),
-                split=split,
-            )
-        )
-    return panel
+def panel_pair(members: list[PairJudgment]) -> PairJudgment:
+    """The judges' judgments of one pair combined: the majority of their winners; a split is a
+    tie."""
+    winner, split = majority(j.winner for j in members if j.winner is not None)
+    first = members[0]
+    return PairJudgment(
+        item_id=first.item_id,
+        pair_id=first.pair_id,
+        judge=PANEL,
+        system_a=first.system_a,
+        system_b=first.system_b,
+        winner=winner,
+        outcome=_outcome(winner, first.system_a),
+        score_a=_score(winner, first.system_a),
+        verdict_ab=None,
+        verdict_ba=None,
+        consistent=None,
+        orders=sum(j.orders for j in members),
+        same_family=any(j.same_family for j in members),
+        failures=sum(j.failures for j in members),
+        split=split,
+    )
 
 
-def aggregate_absolute(
-    results: Iterable[StoredResult], key: BlindingKey
-) -> tuple[list[ScoreJudgment], dict[str, JudgeStats]]:
-    stats: dict[str, JudgeStats] = {}
-    latencies: dict[str, list[float]] = defaultdict(list)
-    rows: list[ScoreJudgment] = []
-    for result in results:
-        request = result.request
-        st = stats.setdefault(request.judge, JudgeStats(judge=request.judge))
-        _count(st, result, latencies[request.judge])
-        if request.blind_id is None:
-            continue
-        verdict = result.verdict
-        said = _said(result)
-        rows.append(
-            ScoreJudgment(
-                item_id=request.item_id,
-                blind_id=request.blind_id,
-                system=key.systems[request.blind_id],
-                judge=request.judge,
-                score=verdict.score if verdict is not None else None,
-                scores=dict(verdict.scores) if verdict is not None else {},
-                same_family=request.same_family,
-                request_id=said.request_id,
-                reasoning=said.reasoning,
-                failure=said.failure,
-                reply=said.reply,
-            )
-        )
-    for judge, st in stats.items():
-        if latencies[judge]:
-            st.latency_median_s = statistics.median(latencies[judge])
-    if len(stats) > 1:
-        by_response: dict[str, list[ScoreJudgment]] = defaultdict(list)
-        for row in rows:
-            by_response[row.blind_id].append(row)
-        for blind_id, members in sorted(by_response.items()):
-            scored = [m.score for m in members if m.score is not None]
-            rows.append(
-                ScoreJudgment(
-                    item_id=members[0].item_id,
-                    blind_id=blind_id,
-                    system=members[0].system,
-                    judge=PANEL,
-                    score=statistics.fmean(scored) if scored else None,
-                    spread=(max(scored) - min(scored)) if scored else None,
-                    judges=len(scored),
-                    same_family=any(m.same_family for m in members),
-                )
-            )
-    return rows, stats
-
-
-def _count(st: JudgeStats, result: StoredResult, latencies: list[float]) -> None:
-    st.requests += 1
-    st.same_family_requests += result.request.same_family
-    status = result.status
-    if status == "pending":
-        st.pending += 1
-        return
-    response = result.response
-    assert response is not None
-    st.cached += response.cached
-    if response.cost_usd is not None:
-        st.cost_usd = (st.cost_usd or 0.0) + response.cost_usd
-    if response.latency_s is not None and not response.cached:
-        latencies.append(response.latency_s)
-    if status == "verdict":
-        st.verdicts += 1
-    elif status == "parse_failure":
-        st.parse_failures += 1
-    else:
-        st.errors += 1
-    answered = st.verdicts + st.parse_failures
-    st.parse_failure_rate = st.parse_failures / answered if answered else None
-
-
-def _verbosity(
-    judgments: list[PairJudgment],
-    pairs: dict[str, BlindedPair],
-    key: BlindingKey,
-    lengths: dict[str, int],
-) -> float | None:
-    longer_wins = decisive = 0
-    for j in judgments:
-        if j.winner in (None, "tie"):
-            continue
-        pair = pairs[j.pair_id]
-        # key.pairs[pair_id] = (system in slot A, system in slot B) = (pair.slot_a, pair.slot_b)
-        len_a, len_b = lengths.get(pair.slot_a, 0), lengths.get(pair.slot_b, 0)
-        if len_a == len_b:
-            continue
-        decisive += 1
-        longer = j.system_a if len_a > len_b else j.system_b
-        longer_wins += j.winner == longer
-    return longer_wins / decisive if decisive else None
+def panel_response(members: list[ScoreJudgment]) -> ScoreJudgment:
+    """The judges' scores of one response combined: their mean, and their spread."""
+    scored = [m.score for m in members if m.score is not None]
+    return ScoreJudgment(
+        item_id=members[0].item_id,
+        blind_id=members[0].blind_id,
+        system=members[0].system,
+        judge=PANEL,
+        score=statistics.fmean(scored) if scored else None,
+        spread=(max(scored) - min(scored)) if scored else None,
+        judges=len(scored),
+        same_family=any(m.same_family for m in members),
+    )
 
 
 def _outcome(winner: str | None, system_a: str) -> Outcome | None:
@@ -446,52 +383,44 @@ def _score(winner: str | None, system_a: str) -> float | None:
     return None if outcome is None else {"a": 1.0, "tie": 0.5, "b": 0.0}[outcome]
 
 
-def flagged_lose_pairs(
-    judgments: Iterable[PairJudgment], pairs: Iterable[BlindedPair], flagged: set[str]
-) -> list[PairJudgment]:
-    """`aggregate.flagged: lose`: a pair in which exactly one response is flagged (`flagged`:
-    blind ids) goes to the other system, whatever the judge said; both flagged, or neither:
-    the judge's verdict stands."""
-    loser: dict[str, int] = {}
-    for p in pairs:
-        a, b = p.slot_a in flagged, p.slot_b in flagged
-        if a != b:
-            loser[p.pair_id] = 0 if a else 1  # the slot (key.pairs order) that loses
-    out = []
-    for j in judgments:
-        side = loser.get(j.pair_id)
-        if side is None or j.winner is None:  # no verdict stays none: a failure is a record
-            out.append(j)
-            continue
-        # system_a / system_b are key.pairs[pair_id]: slot A's system, then slot B's.
-        slots = (j.system_a, j.system_b)
-        lost, winner = slots[side], slots[1 - side]
-        out.append(
-            replace(
-                j,
-                winner=winner,
-                outcome=_outcome(winner, j.system_a),
-                score_a=_score(winner, j.system_a),
-                lost_by_flag=lost,
-                judged_winner=j.winner,
-            )
-        )
-    return out
+def flagged_lose_pair(judgment: PairJudgment, flagged_a: bool, flagged_b: bool) -> PairJudgment:
+    """`aggregate.flagged: lose`: a pair in which exactly one response is flagged (its slot A's
+    or its slot B's) goes to the other system, whatever the judge said; both flagged, or
+    neither: the judge's verdict stands. No verdict stays none: a failure is a record."""
+    if flagged_a == flagged_b or judgment.winner is None:
+        return judgment
+    # system_a / system_b are key.pairs[pair_id]: slot A's system, then slot B's.
+    lost, winner = (
+        (judgment.system_a, judgment.system_b)
+        if flagged_a
+        else (judgment.system_b, judgment.system_a)
+    )
+    return replace(
+        judgment,
+        winner=winner,
+        outcome=_outcome(winner, judgment.system_a),
+        score_a=_score(winner, judgment.system_a),
+        lost_by_flag=lost,
+        judged_winner=judgment.winner,
+    )
 
 
-def flagged_lose_scores(
-    rows: Iterable[ScoreJudgment], flagged: set[str], lowest: float
-) -> list[ScoreJudgment]:
-    """`aggregate.flagged: lose` for absolute scores: a flagged response scores `lowest`."""
-    return [
-        replace(r, score=lowest, scores={}, lost_by_flag=True, judged_score=r.score)
-        if r.blind_id in flagged and r.score is not None
-        else r
-        for r in rows
-    ]
+def flagged_lose_score(row: ScoreJudgment, flagged: bool, lowest: float) -> ScoreJudgment:
+    """`aggregate.flagged: lose` for absolute scores: a flagged response scores `lowest`; one
+    without a score keeps none."""
+    if not flagged or row.score is None:
+        return row
+    return replace(row, score=lowest, scores={}, lost_by_flag=True, judged_score=row.score)
 
 
-def as_rows(judgments: Iterable[PairJudgment | ScoreJudgment]) -> list[dict]:
-    # A shallow copy of each record's fields, in field order: `asdict` would deep-copy every
-    # value (the texts included) for rows that are written and dropped.
-    return [dict(vars(j)) for j in judgments]
+def row_order(judgment: Judgment) -> tuple[str, str, str]:
+    """The order of the judgments files' rows: judge, item, then pair (or system). Fixed, so
+    the files, and the bootstrap draws that index them, are identical from run to run."""
+    second = judgment.pair_id if isinstance(judgment, PairJudgment) else judgment.system
+    return (judgment.judge, judgment.item_id, second)
+
+
+def as_row(judgment: Judgment) -> dict[str, Any]:
+    # A shallow copy of the record's fields, in field order: `asdict` would deep-copy every
+    # value (the texts included) for a row that is written and dropped.
+    return dict(vars(judgment))

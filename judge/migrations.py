@@ -138,11 +138,23 @@ def _create_response_cache(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m003_requests_by_item(conn: sqlite3.Connection) -> None:
+    # The outputs read every request with its reply grouped by item, pair (or response), judge
+    # and order (`judge.result_rows`): in this index's order, without a sort of the whole run.
+    # It holds every column of `judge_requests` that read needs, so the rows (and the rendered
+    # prompts they hold) are never visited.
+    conn.execute(
+        "CREATE INDEX judge_requests_by_item ON judge_requests"
+        ' (item_id, pair_id, blind_id, judge, "order", request_id, same_family)'
+    )
+
+
 RUN_MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_run_tables", _m001_run_tables),
     # The run store always has its own cache table, even when a shared cache file is used
     # (it then stays empty): the schema of a file must not depend on how it was opened.
     Migration("m002_response_cache", _create_response_cache),
+    Migration("m003_requests_by_item", _m003_requests_by_item),
 )
 """Migrations of `store.sqlite`, in the order they are applied."""
 

@@ -5,6 +5,7 @@
       blinding_key.json     who wrote what (owner-only; the only file that names systems)
       blinded.jsonl, pairs.jsonl, scrub_report.json   judge-visible tables, the scrub counts
       judgments.jsonl, judgments.parquet              unblinded judgments (outputs)
+      judgments.spool/      each judge's judgments while the outputs are written (then gone)
       summary.json, report.md, report.html, plots/    the analysis and the page
       human_labels.<ext>    labels added after the run was prepared (`judge report --human`,
                             the service's upload); the stored config stays as prepared
@@ -20,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import sys
 import threading
 import time
@@ -29,11 +31,13 @@ from typing import TYPE_CHECKING, Any
 
 from judge.errors import DataError, RunDirBusy
 from judge.files import write_json, write_jsonl, write_text
+from judge.judgment_files import ROW_GROUP_ROWS
 from judge.store import STORE_FILENAME, RunStore
 
 if TYPE_CHECKING:
     from judge.blinding_key import KeyWriter
     from judge.config import RunConfig
+    from judge.judgment_files import JudgmentsWriter
     from judge.summary import RunSummary
     from judge.types import BlindedPair, BlindedResponse, BlindingKey, ScrubReport
 
@@ -287,12 +291,31 @@ class RunDir:
     def has_judgments(self) -> bool:
         return self.judgments_jsonl.is_file()
 
-    def write_judgments(self, rows: list[dict[str, Any]]) -> None:
-        write_jsonl(self.judgments_jsonl, rows)
-        _write_parquet(self.judgments_parquet, rows)
+    @contextlib.contextmanager
+    def judgments_writers(
+        self, record: type, *, row_group_rows: int = ROW_GROUP_ROWS
+    ) -> Iterator[tuple[JudgmentsWriter, JudgmentsWriter]]:
+        """Writers of `judgments.jsonl` with `judgments.parquet`, and of the canaries'
+        `canary_judgments.jsonl` (`judge.judgment_files`), for rows of the dataclass `record`.
+        A file is replaced when its writer's `finish` is called; the spools go at the end."""
+        from judge.judgment_files import JudgmentsWriter
 
-    def write_canary_judgments(self, rows: list[dict[str, Any]]) -> None:
-        write_jsonl(self.canary_judgments_jsonl, rows)
+        spool = self.path / "judgments.spool"
+        shutil.rmtree(spool, ignore_errors=True)  # left by a writer that crashed
+        real = JudgmentsWriter(
+            self.judgments_jsonl,
+            self.judgments_parquet,
+            spool / "judgments",
+            record,
+            row_group_rows=row_group_rows,
+        )
+        canary = JudgmentsWriter(self.canary_judgments_jsonl, None, spool / "canaries", record)
+        try:
+            yield real, canary
+        finally:
+            real.close()
+            canary.close()
+            shutil.rmtree(spool, ignore_errors=True)
 
     def has_summary(self) -> bool:
         return self.summary_file.is_file()
@@ -442,18 +465,4 @@ def _fsync_dir(path: Path) -> None:
 def _write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
-    tmp.replace(path)
-
-
-def _write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
-    import json
-
-    import pandas as pd
-
-    frame = pd.DataFrame(rows)
-    if "scores" in frame:
-        # Parquet needs one type per column: keep per-criterion scores as JSON text.
-        frame["scores"] = frame["scores"].map(json.dumps)
-    tmp = path.with_name(path.name + ".tmp")
-    frame.to_parquet(tmp, index=False)
     tmp.replace(path)

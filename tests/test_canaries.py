@@ -19,7 +19,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from judge import canaries as canaries_module
-from judge.aggregate import PairJudgment, ScoreJudgment, flagged_lose_pairs, flagged_lose_scores
+from judge.aggregate import PairJudgment, ScoreJudgment, flagged_lose_pair, flagged_lose_score
 from judge.canaries import (
     MASTER_KEY,
     MASTER_KEY_TEXT,
@@ -42,7 +42,6 @@ from judge.run.prepare import prepare_run
 from judge.rundir import RunDir
 from judge.store import RunStore
 from judge.summary_canary import Canaries
-from judge.types import BlindedPair
 from judge.verdict_forms import defuse_verdicts
 from tests.helpers import run_cli_here
 from tests.test_report import _page_problems, _traced
@@ -157,11 +156,11 @@ def _pair_judgment(winner: str | None) -> PairJudgment:
 def test_flagged_lose_leaves_rows_without_a_verdict_alone() -> None:
     """`aggregate.flagged: lose` decides a pair the judge decided; a pair with no verdict
     (both orders failed) stays without one: a failure is a record, not a loss."""
-    pair = BlindedPair(pair_id="p1", item_id="q0", slot_a="r_a", slot_b="r_padded")
+    # The pair's slot B (the padded copy) is flagged, its slot A not.
     failed = _pair_judgment(None)
-    assert flagged_lose_pairs([failed], [pair], {"r_padded"}) == [failed]
+    assert flagged_lose_pair(failed, False, True) == failed
     # A pair with a verdict is still decided by the rule.
-    (ruled,) = flagged_lose_pairs([_pair_judgment("tie")], [pair], {"r_padded"})
+    ruled = flagged_lose_pair(_pair_judgment("tie"), False, True)
     assert (ruled.winner, ruled.lost_by_flag, ruled.judged_winner) == (
         "sys-a",
         PADDED + "sys-a",
@@ -170,7 +169,7 @@ def test_flagged_lose_leaves_rows_without_a_verdict_alone() -> None:
     # Absolute: a flagged response without a score keeps none.
     unscored = ScoreJudgment(item_id="q0", blind_id="r_padded", system="s", judge=JUDGE, score=None)
     scored = ScoreJudgment(item_id="q0", blind_id="r_padded", system="s", judge=JUDGE, score=4.0)
-    kept, lost = flagged_lose_scores([unscored, scored], {"r_padded"}, 1.0)
+    kept, lost = (flagged_lose_score(row, True, 1.0) for row in (unscored, scored))
     assert kept == unscored
     assert (lost.score, lost.lost_by_flag, lost.judged_score) == (1.0, True, 4.0)
 

@@ -83,6 +83,7 @@ def analyse_run(
             threshold=config.canaries.threshold if config.canaries else 0.0,
             confidence=_CONFIDENCE,
             floor=None if pairwise else float(_score_scale(config)[0]),
+            judgments=table,
         )
         decision = _decision(comparison, same_family, calibration, canaries)
         analysis = Analysis(

@@ -309,10 +309,20 @@ def panel_agreement(
         alpha=Estimate.model_validate(alpha.to_dict()),
         level="nominal" if pairwise else "interval",
         units=len(graded),
-        unanimous=int((graded.nunique(axis=1) == 1).sum()),
+        unanimous=_unanimous(graded),
         split=int(decided["split"].eq(True).sum()) if pairwise else None,
         panel_judgments=len(decided),
     )
+
+
+def _unanimous(graded: pd.DataFrame) -> int:
+    """Rows whose non-missing values are all equal: `nunique(axis=1) == 1`, without pandas'
+    row-by-row Python loop (2 s per 12,500 pairs)."""
+    if graded.empty:
+        return 0
+    first = graded.bfill(axis=1).iloc[:, 0]  # each row's first value
+    same = graded.isna() | graded.eq(first, axis=0)
+    return int(same.all(axis=1).sum())
 
 
 # --------------------------------------------------------------------------- the texts

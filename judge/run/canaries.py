@@ -34,14 +34,16 @@ def canary_section(
     threshold: float,
     confidence: float,
     floor: float | None = None,
+    judgments: pd.DataFrame | None = None,
 ) -> Canaries | None:
     """Win rates and gates of the run's canaries; None for a run without them. `floor`:
-    absolute rubrics, the scale's lowest score."""
+    absolute rubrics, the scale's lowest score. `judgments`: the run's judgments table
+    (`judge.labels.judgment_table`), when the caller has read it already."""
     if setup is None:
         return None
     rows = _table(rundir.canary_judgments_jsonl)
     if "score" in rows.columns:
-        real = _table(rundir.judgments_jsonl)
+        real = _table(rundir.judgments_jsonl) if judgments is None else judgments
         with rundir.open_store() as store:
             compared = {tuple(c) for c in (store.get_meta("canaries") or {}).get("compared", [])}
         outcomes = _scored_outcomes(rows, real, compared, floor)
@@ -151,7 +153,8 @@ def _scored_outcomes(
     out: Outcomes = defaultdict(Counter)
     if rows.empty or real.empty:
         return out
-    scored = real[real["score"].notna()]
+    # The real scores of the items canaries were judged on only (a sample of the run's).
+    scored = real[real["score"].notna() & real["item_id"].isin(set(rows["item_id"]))]
     theirs: dict[tuple[str, str], list[tuple[str, float]]] = defaultdict(list)
     for judge, item, system, score in scored[["judge", "item_id", "system", "score"]].itertuples(
         index=False

@@ -5,80 +5,81 @@ rates). Re-runnable at any time, on a finished or a partial run."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Any
 
-from judge.aggregate import (
-    PairJudgment,
-    ScoreJudgment,
-    aggregate_absolute,
-    aggregate_pairwise,
-    as_rows,
-    flagged_lose_pairs,
-    flagged_lose_scores,
-)
+from judge import result_rows
+from judge.aggregate import Aggregation, Judgment, PairJudgment, ScoreJudgment, as_row
 from judge.config import RunConfig
+from judge.judgment_files import ROW_GROUP_ROWS
 from judge.rundir import RunDir
-from judge.store import StoredResult
 from judge.summary import CanarySetup, InjectionCounts, RunSummary
-from judge.types import BlindedPair, BlindingKey, InjectionReport
+from judge.types import PANEL, InjectionReport
 
 
-def write_outputs(config: RunConfig, rundir: RunDir, *, summary_file: bool = True) -> RunSummary:
+def write_outputs(
+    config: RunConfig,
+    rundir: RunDir,
+    *,
+    summary_file: bool = True,
+    row_group_rows: int = ROW_GROUP_ROWS,
+) -> RunSummary:
     """Aggregate what the store holds; write the judgments and (unless `summary_file` is
-    false: the caller writes it once analysed) the unanalysed summary."""
+    false: the caller writes it once analysed) the unanalysed summary.
+
+    One pass over the store's results, an item at a time (`judge.result_rows`): each item's
+    judgments are written as they are made (`RunDir.judgments_writers`), and only the judges'
+    statistics and the win (or score) counts per judge and system are kept."""
     key = rundir.read_key()
     with rundir.open_store() as store:
         meta = store.all_meta()
         counts = store.counts()
-        lengths = {b.blind_id: len(b.output) for b in store.iter_blinded()}
-        pairs = list(store.iter_pairs())
-        results = list(store.iter_results())
-    # Memory: every result (rendered prompts, replies) is held here, as it always was. The
-    # judgment rows quote the reasoning and unparseable replies these results already hold
-    # (references, not copies: `as_rows` deep-copies, and str is immutable); only the Parquet
-    # writer copies those texts once more, into Arrow buffers, while it writes.
-    absolute = bool(results) and results[0].request.kind == "absolute"
-    canaries = meta.get("canaries")
-    # Canaries are judged as any system is, and set apart here: nothing downstream of the
-    # judgments file (judge behaviour, comparison, calibration) ever meets them.
-    results, canary_results = _split(results, key, set(canaries["kinds"]) if canaries else set())
-    lose = _flagged_losers(config, meta)
-    if absolute:
-        score_rows, stats = aggregate_absolute(results, key)
-        score_rows = lose.scores(score_rows)
-        rows = as_rows(score_rows)
-        overview: dict[str, dict[str, Any]] = _score_overview(score_rows)
-    else:
-        pair_rows, stats = aggregate_pairwise(results, pairs, key, lengths, config.aggregate)
-        pair_rows = lose.pairs(pair_rows, pairs)
-        rows = as_rows(pair_rows)
-        overview = _win_overview(pair_rows)
-    # Responses arrive in completion order; a fixed row order keeps the files, and the
-    # bootstrap draws that index them, identical from run to run.
-    rows.sort(key=_row_order)
-    rundir.write_judgments(rows)
+        absolute = result_rows.kind(store) == "absolute"
+        canaries = meta.get("canaries")
+        flagged, lowest = _flagged_losers(config, meta)
+        aggregation = Aggregation(
+            key,
+            config.aggregate,
+            # Canaries are judged as any system is, and set apart here: nothing downstream of
+            # the judgments file (judge behaviour, comparison, calibration) ever meets them.
+            canaries=set(canaries["kinds"]) if canaries else set(),
+            flagged=flagged,
+            lowest=lowest,
+            panel=len(result_rows.judges(store)) > 1,
+        )
+        overview = _Overview(absolute)
+        record = ScoreJudgment if absolute else PairJudgment
+        with rundir.judgments_writers(record, row_group_rows=row_group_rows) as (real, canary):
+            for results in result_rows.by_item(store):
+                for is_canary, judgment in aggregation.item(results):
+                    if is_canary:
+                        canary.add(as_row(judgment))
+                    else:
+                        real.add(as_row(judgment))
+                        overview.add(judgment)
+            # A panel is several judges: with one among the real systems' results (or the
+            # canaries'), its rows go.
+            if aggregation.judges() <= 1:
+                real.drop(PANEL)
+                overview.drop(PANEL)
+            if aggregation.judges(canary=True) <= 1:
+                canary.drop(PANEL)
+            real.finish()
+            if canaries:
+                canary.finish()
+    stats = aggregation.stats()
     canary_setup = None
     if canaries:
-        canary_rows: list[Any]
-        if absolute:
-            canary_rows, canary_stats = aggregate_absolute(canary_results, key)
-            canary_rows = lose.scores(canary_rows)
-        else:
-            canary_rows, canary_stats = aggregate_pairwise(
-                canary_results, pairs, key, lengths, config.aggregate
-            )
-            canary_rows = lose.pairs(canary_rows, pairs)
-        rundir.write_canary_judgments(sorted(as_rows(canary_rows), key=_row_order))
+        canary_stats = aggregation.stats(canary=True).values()
         canary_setup = CanarySetup.model_validate(
             {
                 # By opaque id and by item: the store keeps them.
                 **{k: v for k, v in canaries.items() if k not in ("flags", "compared")},
                 "responses_total": sum(canaries["responses"].values()),
                 "flagged_total": sum(canaries["flagged"].values()),
-                "requests": len(canary_results),
-                "pending": sum(r.status == "pending" for r in canary_results),
-                "cost_usd": _known_sum(s.cost_usd for s in canary_stats.values()),
+                "requests": sum(s.requests for s in canary_stats),
+                "pending": sum(s.pending for s in canary_stats),
+                "cost_usd": _known_sum(s.cost_usd for s in canary_stats),
             }
         )
     summary = RunSummary.model_validate(
@@ -101,8 +102,8 @@ def write_outputs(config: RunConfig, rundir: RunDir, *, summary_file: bool = Tru
             "canary_setup": canary_setup,
             "skipped_pairs": len(meta.get("skipped_pairs") or []),
             "system_costs": meta.get("system_costs") or {},
-            "judges": {name: asdict(s) for name, s in sorted(stats.items())},
-            "systems": overview,
+            "judges": {name: asdict(s) for name, s in stats.items()},
+            "systems": overview.table(),
             "aggregate": config.aggregate,
         }
     )
@@ -111,47 +112,17 @@ def write_outputs(config: RunConfig, rundir: RunDir, *, summary_file: bool = Tru
     return summary
 
 
-@dataclass(frozen=True)
-class _Losers:
-    """`aggregate.flagged`: with `lose`, the flagged responses' judgments are decided by rule;
-    with `judge` (`flagged` empty), nothing changes."""
-
-    flagged: set[str]
-    lowest: float
-
-    def pairs(self, rows: list[PairJudgment], pairs: list[BlindedPair]) -> list[PairJudgment]:
-        return flagged_lose_pairs(rows, pairs, self.flagged) if self.flagged else rows
-
-    def scores(self, rows: list[ScoreJudgment]) -> list[ScoreJudgment]:
-        return flagged_lose_scores(rows, self.flagged, self.lowest) if self.flagged else rows
-
-
-def _flagged_losers(config: RunConfig, meta: dict[str, Any]) -> _Losers:
+def _flagged_losers(config: RunConfig, meta: dict[str, Any]) -> tuple[set[str], float]:
+    """`aggregate.flagged`: with `lose`, the flagged responses (blind ids) whose judgments are
+    decided by rule, and the scale's lowest score; with `judge`, none."""
     if config.aggregate.flagged == "judge":
-        return _Losers(set(), 0.0)
+        return set(), 0.0
     from judge.rubrics import AbsoluteScale, load_rubric
 
     scale = load_rubric(config.rubric).scale
     flagged = set((meta.get("injection_report") or {}).get("flags") or {})
     flagged |= set((meta.get("canaries") or {}).get("flags") or {})
-    return _Losers(flagged, float(scale.min) if isinstance(scale, AbsoluteScale) else 0.0)
-
-
-def _split(
-    results: list[StoredResult], key: BlindingKey, canaries: set[str]
-) -> tuple[list[StoredResult], list[StoredResult]]:
-    """(the real systems' results, the canaries')."""
-    if not canaries:
-        return results, []
-    real, canary = [], []
-    for result in results:
-        request = result.request
-        if request.pair_id is not None:
-            systems: tuple[str, ...] = key.pairs[request.pair_id]
-        else:
-            systems = (key.systems[request.blind_id],) if request.blind_id else ()
-        (canary if canaries.intersection(systems) else real).append(result)
-    return real, canary
+    return flagged, float(scale.min) if isinstance(scale, AbsoluteScale) else 0.0
 
 
 def _installed(environment: dict[str, Any]) -> dict[str, Any]:
@@ -173,47 +144,48 @@ def _injection(meta: dict[str, Any]) -> InjectionCounts | None:
     return InjectionCounts.model_validate(report.model_dump(exclude={"flags"}))
 
 
-def _row_order(row: dict[str, Any]) -> tuple:
-    return (
-        str(row.get("judge")),
-        str(row.get("item_id")),
-        str(row.get("pair_id") or row.get("system") or ""),
-    )
-
-
-def _win_overview(rows: list) -> dict[str, dict[str, Any]]:
+class _Overview:
     """Per judge (and panel), per system: wins, losses, ties and the plain win rate (ties as
-    half). Intervals and paired comparisons come from `calibration.compare`."""
-    table: dict[str, dict[str, dict[str, Any]]] = {}
-    for row in rows:
+    half); or, for absolute scores, the number of scores and their mean. Intervals and paired
+    comparisons come from `calibration.compare`. Judges and systems by name."""
+
+    def __init__(self, absolute: bool) -> None:
+        self._absolute = absolute
+        self._cells: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def add(self, row: Judgment) -> None:
+        if isinstance(row, ScoreJudgment):
+            if row.score is not None:
+                cell = self._cell(row.judge, row.system, {"n": 0, "sum": 0.0})
+                cell["n"] += 1
+                cell["sum"] += row.score
+            return
         if row.winner is None:
-            continue
+            return
         for system in (row.system_a, row.system_b):
-            cell = table.setdefault(row.judge, {}).setdefault(
-                system, {"wins": 0, "losses": 0, "ties": 0}
-            )
+            cell = self._cell(row.judge, system, {"wins": 0, "losses": 0, "ties": 0})
             if row.winner == "tie":
                 cell["ties"] += 1
             elif row.winner == system:
                 cell["wins"] += 1
             else:
                 cell["losses"] += 1
-    for per_system in table.values():
-        for cell in per_system.values():
-            n = cell["wins"] + cell["losses"] + cell["ties"]
-            cell["n"] = n
-            cell["win_rate"] = (cell["wins"] + 0.5 * cell["ties"]) / n if n else None
-    return table
 
+    def drop(self, judge: str) -> None:
+        self._cells.pop(judge, None)
 
-def _score_overview(rows: list) -> dict[str, dict[str, Any]]:
-    table: dict[str, dict[str, list[float]]] = {}
-    for row in rows:
-        if row.score is not None:
-            table.setdefault(row.judge, {}).setdefault(row.system, []).append(row.score)
-    return {
-        judge: {
-            system: {"n": len(v), "mean_score": sum(v) / len(v)} for system, v in systems.items()
-        }
-        for judge, systems in table.items()
-    }
+    def table(self) -> dict[str, dict[str, dict[str, Any]]]:
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for judge, systems in sorted(self._cells.items()):
+            for system, cell in sorted(systems.items()):
+                if self._absolute:
+                    entry = {"n": cell["n"], "mean_score": cell["sum"] / cell["n"]}
+                else:
+                    n = cell["wins"] + cell["losses"] + cell["ties"]
+                    rate = (cell["wins"] + 0.5 * cell["ties"]) / n if n else None
+                    entry = {**cell, "n": n, "win_rate": rate}
+                out.setdefault(judge, {})[system] = entry
+        return out
+
+    def _cell(self, judge: str, system: str, empty: dict[str, Any]) -> dict[str, Any]:
+        return self._cells.setdefault(judge, {}).setdefault(system, empty)

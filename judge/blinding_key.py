@@ -71,6 +71,9 @@ def _log_entries(log: Path) -> Iterator[tuple[str, object]]:
             yield kind, value
 
 
+_FLUSH_ENTRIES = 10_000
+
+
 class KeyWriter:
     """Appends a prepare's new ids to the log (`add_*`, then `flush` before the rows naming
     them are stored) and writes the whole key at `finish`. `previous`: the key an earlier
@@ -86,11 +89,18 @@ class KeyWriter:
 
     def add_response(self, blind_id: str, system: str) -> None:
         if self._previous is None or self._previous.systems.get(blind_id) != system:
-            self._pending.append(json.dumps({"r": [blind_id, system]}, ensure_ascii=False))
+            self._add(json.dumps({"r": [blind_id, system]}, ensure_ascii=False))
 
     def add_pair(self, pair_id: str, a: str, b: str) -> None:
         if self._previous is None or self._previous.pairs.get(pair_id) != (a, b):
-            self._pending.append(json.dumps({"p": [pair_id, a, b]}, ensure_ascii=False))
+            self._add(json.dumps({"p": [pair_id, a, b]}, ensure_ascii=False))
+
+    def _add(self, entry: str) -> None:
+        self._pending.append(entry)
+        # An id on disk before its row is stored is harmless; a million of them in this list
+        # is not (`judge blind` flushes only at the end).
+        if len(self._pending) >= _FLUSH_ENTRIES:
+            self.flush()
 
     def flush(self) -> None:
         """Make the ids added so far durable (fsync)."""

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.duplicates import SeenPairs
+from judge.duplicates import SeenKeys, SeenPairs
 from judge.errors import DataError
 from judge.sources import (
     CsvSource,
@@ -66,34 +66,62 @@ def load_items(path: str | Path) -> dict[str, Item]:
     return {item.item_id: item for item in iter_items(path)}
 
 
-def iter_items(path: str | Path) -> Iterator[Item]:
+def iter_items(path: str | Path, *, seen: SeenKeys | None = None) -> Iterator[Item]:
     """Stream an items table as `Item`s, in file order (`load_items` holds them all). The path
     and format are checked at call time, rows while iterating: a `DataError` fails the whole
-    load."""
+    load. `seen`: where repeated item ids are looked for (default: a set in memory; a
+    streaming prepare keeps them in its index, `judge.duplicates.SeenInIndex`)."""
     source = _open_source(path)
-    return _stream_items(source)
+    return _stream_items(source, seen if seen is not None else _SeenIds())
 
 
-def _stream_items(source: Source) -> Iterator[Item]:
+def _stream_items(source: Source, seen: SeenKeys) -> Iterator[Item]:
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _ITEM_REQUIRED, None, "an items")
-    first_seen: dict[str, int] = {}
+    count = 0
     for chunk in source.chunks(_ITEMS_CHUNK_ROWS):
+        items: list[Item] = []
+        failure: tuple[int, Mapping[str, Any], Problem] | None = None
         for record, position in zip(chunk.records, chunk.positions, strict=True):
             try:
                 if columns is None:
                     _check_keys(record, _ITEM_REQUIRED, None, "an items")
-                item = _item(record, encoded=source.encoded)
+                items.append(_item(record, encoded=source.encoded))
             except Problem as problem:
-                raise source.error(position, record, problem) from None
-            if item.item_id in first_seen:
-                earlier = first_seen[item.item_id]
-                raise source.duplicate(position, record, earlier, ("item_id",))
-            first_seen[item.item_id] = position
-            yield item
-    if not first_seen:
+                failure = (position, record, problem)
+                break
+        # The rows before a bad one are checked for repeats first: the error reported is the
+        # first in file order.
+        keys = [seen.key(item.item_id) for item in items]
+        repeat = seen.add(keys, chunk.positions[: len(keys)])
+        if repeat is not None:
+            index, earlier = repeat
+            position = chunk.positions[index]
+            raise source.duplicate(position, chunk.records[index], earlier, ("item_id",))
+        if failure is not None:
+            raise source.error(*failure) from None
+        count += len(items)
+        yield from items
+    if not count:
         raise DataError("no rows: expected at least one item", path=str(source.path))
+
+
+class _SeenIds:
+    """Repeated item ids, in memory (`SeenKeys`)."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, int] = {}
+
+    def key(self, *parts: str) -> str:
+        return parts[0]
+
+    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
+        for index, key in enumerate(keys):
+            if key in self._first:
+                return index, self._first[key]
+            self._first[key] = positions[index]
+        return None
 
 
 def iter_responses(
@@ -102,6 +130,7 @@ def iter_responses(
     *,
     allow_empty_outputs: bool = False,
     chunk_rows: int = 50_000,
+    seen: SeenKeys | None = None,
 ) -> Iterator[Response]:
     """Stream a responses table (`item_id`, `system`, `output` required; `context`,
     `latency_s`, `cost_usd`, `tokens` optional) as `Response`s, in file order.
@@ -112,7 +141,8 @@ def iter_responses(
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     source = _open_source(path)
-    return _stream_responses(source, item_ids, allow_empty_outputs, chunk_rows)
+    seen = seen if seen is not None else SeenPairs()
+    return _stream_responses(source, item_ids, allow_empty_outputs, chunk_rows, seen)
 
 
 def load_responses(
@@ -157,12 +187,11 @@ def _open_source(path: str | Path) -> Source:
 
 
 def _stream_responses(
-    source: Source, item_ids: Container[str], allow_empty: bool, chunk_rows: int
+    source: Source, item_ids: Container[str], allow_empty: bool, chunk_rows: int, seen: SeenKeys
 ) -> Iterator[Response]:
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _RESPONSE_REQUIRED, _RESPONSE_COLUMNS, "a responses")
-    seen = SeenPairs()
     count = 0
     for chunk in source.chunks(chunk_rows):
         # Responses are checked and yielded a few thousand at a time: a Response weighs ~1 KB
@@ -184,12 +213,12 @@ def _check_batch(
     records: list[Mapping[str, Any]],
     positions: list[int],
     columns: list[str] | None,
-    seen: SeenPairs,
+    seen: SeenKeys,
     item_ids: Container[str],
     allow_empty: bool,
 ) -> list[Response]:
     responses: list[Response] = []
-    keys: list[int] = []
+    keys: list[Any] = []
     failure: tuple[int, Mapping[str, Any], Problem] | None = None
     for record, position in zip(records, positions, strict=True):
         try:

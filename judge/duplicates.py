@@ -3,7 +3,9 @@ bytes per response."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import sqlite3
+from collections.abc import Hashable, Sequence
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -26,13 +28,14 @@ class SeenPairs:
         self._runs: list[tuple[np.ndarray, np.ndarray]] = []
         """(sorted keys, positions in the same order), largest first."""
 
-    def key(self, item_id: str, system: str) -> int:
-        """The packed key of one pair, as `add` takes it."""
+    def key(self, *parts: str) -> int:
+        """The packed key of one (item_id, system) pair, as `add` takes it."""
+        item_id, system = parts
         item = self._items.setdefault(item_id, len(self._items))
         system_index = self._systems.setdefault(system, len(self._systems))
         return (item << 32) | system_index
 
-    def add(self, keys: list[int], positions: Sequence[int]) -> tuple[int, int] | None:
+    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
         """Record one chunk's keys. Returns (index in the chunk, earlier position) of the first
         key already seen, in file order; nothing is recorded then."""
         if not keys:
@@ -64,4 +67,49 @@ class SeenPairs:
             merged = np.concatenate([keys_a, keys_b])
             merge_order = np.argsort(merged, kind="stable")
             self._runs.append((merged[merge_order], np.concatenate([pos_a, pos_b])[merge_order]))
+        return None
+
+
+class SeenKeys(Protocol):
+    """What the loaders ask of a duplicate detector: `add` one chunk's keys (any hashable,
+    from `key`) with their positions; get back (index in the chunk, earlier position) of the
+    first key seen before, in file order, and then nothing of the chunk is recorded."""
+
+    def key(self, *parts: str) -> Hashable: ...
+
+    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None: ...
+
+
+class SeenInIndex:
+    """Exact duplicate detection in a SQLite table (`db`, a scratch connection its owner
+    keeps): memory holds one chunk, not one entry per distinct item, which `SeenPairs`' item
+    dictionary does (~100 bytes each: 50 MB at 500,000 items). `name` is the table, created
+    here; `width` the number of key parts."""
+
+    def __init__(self, db: sqlite3.Connection, name: str, width: int) -> None:
+        self._db, self._name, self._width = db, name, width
+        columns = ", ".join(f"k{i} TEXT NOT NULL" for i in range(width))
+        primary = ", ".join(f"k{i}" for i in range(width))
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {name} ({columns}, position INTEGER NOT NULL, "
+            f"PRIMARY KEY ({primary})) WITHOUT ROWID"
+        )
+        self._match = " AND ".join(f"k{i} = ?" for i in range(width))
+        self._insert = f"INSERT INTO {name} VALUES ({', '.join('?' * (width + 1))})"
+
+    def key(self, *parts: str) -> tuple[str, ...]:
+        return parts
+
+    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
+        first: dict[tuple[str, ...], int] = {}
+        for index, key in enumerate(keys):
+            found = self._db.execute(
+                f"SELECT position FROM {self._name} WHERE {self._match}", key
+            ).fetchone()
+            if found is not None:
+                return index, int(found[0])
+            if key in first:
+                return index, positions[first[key]]
+            first[key] = index
+        self._db.executemany(self._insert, ((*key, positions[i]) for key, i in first.items()))
         return None

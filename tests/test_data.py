@@ -6,6 +6,7 @@ import gzip
 import io
 import json
 import random
+import sqlite3
 import tracemalloc
 from collections.abc import Iterable
 from pathlib import Path
@@ -15,8 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from judge.data import SUPPORTED_FORMATS, iter_responses, load_items, load_responses
-from judge.duplicates import SeenPairs
+from judge.data import SUPPORTED_FORMATS, iter_items, iter_responses, load_items, load_responses
+from judge.duplicates import SeenInIndex, SeenKeys, SeenPairs
 from judge.errors import DataError
 from judge.sources import JsonlSource, Utf8Checked
 from judge.types import ChatMessage, Response
@@ -151,6 +152,9 @@ def test_items_duplicate_id_names_both_lines(tmp_path: Path) -> None:
         "each item_id may appear only once"
     )
     assert (err.line, err.field) == (3, "item_id")
+    # Looked for in a prepare's index instead of memory: the same error.
+    indexed = SeenInIndex(sqlite3.connect(":memory:"), "seen_items", 1)
+    assert str(data_error(iter_items, path, seen=indexed)) == str(err)
 
 
 def test_items_missing_prompt_column(tmp_path: Path) -> None:
@@ -457,8 +461,11 @@ def test_duplicate_pair_reports_both_lines(tmp_path: Path) -> None:
         {"item_id": "q1", "system": "b", "output": "again"},
     ]
     path = jsonl(tmp_path / "r.jsonl", rows)
-    for chunk_rows in (1, 2, 50_000):  # across chunks and within one
-        err = data_error(iter_responses, path, ITEMS, chunk_rows=chunk_rows)
+    in_memory = [SeenPairs() for _ in range(3)]
+    in_index = [SeenInIndex(sqlite3.connect(":memory:"), "seen", 2) for _ in range(3)]
+    for chunk_rows, seen in zip((1, 2, 50_000) * 2, in_memory + in_index, strict=True):
+        # Across chunks and within one, in memory and in a prepare's index.
+        err = data_error(iter_responses, path, ITEMS, chunk_rows=chunk_rows, seen=seen)
         assert str(err) == (
             f"{path}, line 4, field 'system': duplicate item_id 'q1' and system "
             "'b': duplicate of line 2; each (item_id, system) pair may appear only once"
@@ -606,11 +613,15 @@ def test_every_row_becomes_a_response_in_order(tmp_path: Path) -> None:
     assert [r.output for r in got] == [str(i) for i in range(1234)]
 
 
-def test_seen_pairs_matches_a_plain_set() -> None:
+@pytest.mark.parametrize("where", ["memory", "index"])
+def test_seen_pairs_matches_a_plain_set(where: str) -> None:
     # Random chunks with planted repeats, checked against the obvious implementation.
     rng = random.Random(5)
     for trial in range(200):
-        seen, reference = SeenPairs(), {}
+        seen: SeenKeys = (
+            SeenPairs() if where == "memory" else SeenInIndex(sqlite3.connect(":memory:"), "s", 2)
+        )
+        reference: dict[tuple[str, str], int] = {}
         position = 0
         expected = got = None
         while got is None and position < 400:

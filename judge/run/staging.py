@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.data import iter_items, iter_responses
+from judge.duplicates import SeenInIndex
 from judge.sqlite import connect_scratch
 from judge.types import BlindedPair, BlindedResponse, Item, Response
 
@@ -91,7 +92,7 @@ class Staging:
         """Index the items table; returns its item ids (responses must answer one of them),
         looked up in the index rather than held in memory."""
         batch: list[tuple[object, ...]] = []
-        for item in iter_items(path):
+        for item in iter_items(path, seen=SeenInIndex(self._db, "seen_items", 1)):
             batch.append((item.item_id, item.model_dump_json()))
             self.items += 1
             if len(batch) >= _BATCH:
@@ -114,8 +115,13 @@ class Staging:
             "VALUES (?, ?, ?, ?, ?, ?)"
         )
         batch: list[tuple[object, ...]] = []
+        # Repeats are looked for in this index, not in memory: flat at millions of items.
         responses = iter_responses(
-            path, item_ids, allow_empty_outputs=allow_empty_outputs, chunk_rows=_READ_ROWS
+            path,
+            item_ids,
+            allow_empty_outputs=allow_empty_outputs,
+            chunk_rows=_READ_ROWS,
+            seen=SeenInIndex(self._db, "seen_responses", 2),
         )
         for r in responses:
             if keep is not None and r.system not in keep:

@@ -82,6 +82,7 @@ def one_run(code: Path, config: Path, sim: str, root: Path) -> dict[str, float]:
         [sys.executable, "-m", "judge.cli", "run", str(config), "--run-dir", str(run_dir),
          "--quiet", "--cache", str(root / "cache.sqlite")],
         env=env,
+        cwd=code,  # `-m` puts the working directory first on sys.path, before PYTHONPATH
         capture_output=True,
         text=True,
     )  # fmt: skip

@@ -73,7 +73,8 @@ class SeenPairs:
 class SeenKeys(Protocol):
     """What the loaders ask of a duplicate detector: `add` one chunk's keys (any hashable,
     from `key`) with their positions; get back (index in the chunk, earlier position) of the
-    first key seen before, in file order, and then nothing of the chunk is recorded."""
+    first key seen before, in file order (the load then fails: the detector is not used
+    again)."""
 
     def key(self, *parts: str) -> Hashable: ...
 
@@ -101,6 +102,18 @@ class SeenInIndex:
         return parts
 
     def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
+        rows = [(*key, position) for key, position in zip(keys, positions, strict=False)]
+        # Repeats are rare: insert the chunk at once (one savepoint: in autocommit each row
+        # would be a transaction), and look for the repeat only when the primary key refuses.
+        self._db.execute("SAVEPOINT seen")
+        try:
+            self._db.executemany(self._insert, rows)
+        except sqlite3.IntegrityError:
+            self._db.execute("ROLLBACK TO seen")
+        else:
+            self._db.execute("RELEASE seen")
+            return None
+        self._db.execute("RELEASE seen")
         first: dict[tuple[str, ...], int] = {}
         for index, key in enumerate(keys):
             found = self._db.execute(
@@ -111,5 +124,4 @@ class SeenInIndex:
             if key in first:
                 return index, positions[first[key]]
             first[key] = index
-        self._db.executemany(self._insert, ((*key, positions[i]) for key, i in first.items()))
-        return None
+        raise AssertionError("the primary key refused a row no lookup finds")  # pragma: no cover

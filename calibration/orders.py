@@ -9,10 +9,11 @@ order has no verdict -> the other stands alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # a run's aggregation combines orders without loading numpy and pandas
+    import numpy as np
+    import pandas as pd
 
 Inconsistent = Literal["tie", "drop"]
 ORDERS: tuple[str, str] = ("AB", "BA")
@@ -71,6 +72,8 @@ class OrderCounts:
 
 def parse_orders(values: pd.Series) -> tuple[np.ndarray, int | None]:
     """Order values upper-cased, and the position of the first that is not AB or BA."""
+    import numpy as np
+
     text = values.astype(str).str.strip().str.upper()
     bad = np.flatnonzero(~text.isin(ORDERS).to_numpy())
     return text.to_numpy(), (int(bad[0]) if len(bad) else None)
@@ -82,6 +85,8 @@ def combine_table_orders(
     """One row per key of a normalised judge table with an `order` column (AB or BA, at most
     one row per key and order, checked by the caller): the first row's other columns, and
     `label` combined by `combine_orders` (a disagreement is a tie, the runner's default)."""
+    import pandas as pd
+
     first = table.drop_duplicates(key_cols).drop(columns=["label", "order"])
     wide = table.pivot(index=key_cols, columns="order", values="label")
     wide = wide.reindex(columns=list(ORDERS))

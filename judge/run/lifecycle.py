@@ -160,6 +160,10 @@ def _judge_while_preparing(
     from judge.run.prepare_process import preparing_meanwhile
 
     with preparing_meanwhile(config, rundir, log) as prepare:
+        # While the prepare reads its input: the judges' clients and their imports.
+        from judge.worker import warm_up
+
+        warm_up(config)
         prepare.wait_started()
         cache = rundir.cache_file(config, cache_path)
         budget, before = _before(rundir, budget, on_progress, log, prepare.preparing.is_set())

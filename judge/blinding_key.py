@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from judge.errors import DataError
+from judge.files import fsync_dir
 from judge.types import BlindingKey
 
 
@@ -122,7 +123,7 @@ class KeyWriter:
                 self._fh.write(json.dumps({"secret": self._secret}) + "\n")
                 self._fh.flush()
                 os.fsync(self._fh.fileno())
-                _fsync_dir(self._log.parent)
+                fsync_dir(self._log.parent)
         return self._fh
 
     def finish(self) -> None:
@@ -140,7 +141,7 @@ class KeyWriter:
             old = BlindingKey.model_validate_json(self._final.read_text(encoding="utf-8"))
         _write_key_json(self._final, self._secret, old, self._log)
         self._log.unlink()
-        _fsync_dir(self._final.parent)
+        fsync_dir(self._final.parent)
 
     def close(self) -> None:
         """Stop without finishing (the log stays for the next prepare)."""
@@ -199,11 +200,3 @@ def _write_mapping(
         first = False
     fh.write("}" if first else "\n  }")
     fh.write("\n" if last else ",\n")
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -33,3 +33,13 @@ def write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename or a new file inside `path` durable (POSIX: the directory entry needs its
+    own fsync)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judge.errors import DataError, RunDirBusy
-from judge.files import write_json, write_jsonl, write_text
+from judge.files import fsync_dir, write_json, write_jsonl, write_text
 from judge.judgment_files import ROW_GROUP_ROWS
 from judge.store import STORE_FILENAME, RunStore
 
@@ -203,7 +203,7 @@ class RunDir:
         the key before any request exists, so no request is ever stored without it."""
         write_json(self.key_file, key.model_dump(mode="json"), private=True)
         self.key_log_file.unlink(missing_ok=True)
-        _fsync_dir(self.path)
+        fsync_dir(self.path)
 
     def key_writer(self, secret: str, previous: BlindingKey | None) -> KeyWriter:
         """The key as a streaming prepare writes it: ids logged chunk by chunk, the whole key
@@ -451,15 +451,6 @@ def _command() -> str:
         name = "python"
     sub = argv[1] if len(argv) > 1 and not argv[1].startswith("-") else ""
     return f"{name} {sub}".strip()
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a rename inside `path` durable (POSIX: the directory entry needs its own fsync)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _write_bytes(path: Path, data: bytes) -> None:

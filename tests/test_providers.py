@@ -10,8 +10,8 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
@@ -219,7 +219,23 @@ async def test_connection_refused_is_transient() -> None:
 
 
 @asynccontextmanager
-async def _key_echoing_server() -> AsyncIterator[str]:
+async def _local_server(
+    answer: Callable[[web.Request], Awaitable[web.Response]],
+) -> AsyncIterator[str]:
+    """A server on a free loopback port answering every POST with `answer`; yields its URL."""
+    app = web.Application()
+    app.router.add_post("/{tail:.*}", answer)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+def _key_echoing_server() -> AbstractAsyncContextManager[str]:
     """Answers every request with a 401 quoting the key it was sent, as real APIs partly do."""
 
     async def reject(request: web.Request) -> web.Response:
@@ -228,21 +244,12 @@ async def _key_echoing_server() -> AsyncIterator[str]:
         body = {"type": "error", "error": {"type": "authentication_error", "message": message}}
         return web.json_response(body, status=401)
 
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", reject)
-    app.router.add_post("/v1/messages", reject)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+    return _local_server(reject)
 
 
-@asynccontextmanager
-async def _header_recording_server(seen: list[tuple[str, dict[str, str]]]) -> AsyncIterator[str]:
+def _header_recording_server(
+    seen: list[tuple[str, dict[str, str]]],
+) -> AbstractAsyncContextManager[str]:
     """Records each request's path and headers, and answers 401."""
 
     async def record(request: web.Request) -> web.Response:
@@ -250,16 +257,7 @@ async def _header_recording_server(seen: list[tuple[str, dict[str, str]]]) -> As
         body = {"error": {"type": "authentication_error", "message": "recorded"}}
         return web.json_response(body, status=401)
 
-    app = web.Application()
-    app.router.add_post("/{tail:.*}", record)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
-    finally:
-        await runner.cleanup()
+    return _local_server(record)
 
 
 def test_the_default_transport_is_the_lean_client_where_one_speaks_the_wire_format() -> None:

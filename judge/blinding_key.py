@@ -59,6 +59,32 @@ def read_key(final: Path, log: Path) -> BlindingKey:
     return BlindingKey(blinding_secret=secret, systems=systems, pairs=pairs)
 
 
+def log_usable(log: Path) -> bool:
+    """The log holds at least its secret line, whole (a log cut before it names no stored
+    id: the secret is fsynced before any entry)."""
+    return _complete_size(log) > 0
+
+
+def _complete_size(log: Path) -> int:
+    """Bytes of `log` up to its last newline (0 when missing)."""
+    try:
+        with log.open("rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            step = 1 << 16
+            end = size
+            while end > 0:
+                start = max(0, end - step)
+                fh.seek(start)
+                block = fh.read(end - start)
+                newline = block.rfind(b"\n")
+                if newline >= 0:
+                    return start + newline + 1
+                end = start
+            return 0
+    except FileNotFoundError:
+        return 0
+
+
 def _log_entries(log: Path) -> Iterator[tuple[str, object]]:
     with log.open(encoding="utf-8") as fh:
         for number, line in enumerate(fh, 1):
@@ -116,10 +142,13 @@ class KeyWriter:
 
     def _open(self) -> IO[str]:
         if self._fh is None:
-            fresh = not self._log.exists()
+            # A kill mid-write leaves a cut last line (its rows were never stored): cut it off
+            # before appending, or the next entry would be glued to it.
+            complete = _complete_size(self._log)
             fd = os.open(self._log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            os.ftruncate(fd, complete)
             self._fh = os.fdopen(fd, "a", encoding="utf-8")
-            if fresh or self._log.stat().st_size == 0:
+            if complete == 0:
                 self._fh.write(json.dumps({"secret": self._secret}) + "\n")
                 self._fh.flush()
                 os.fsync(self._fh.fileno())

@@ -185,7 +185,9 @@ class RunDir:
     # -- the blinding key ----------------------------------------------------------------------
 
     def has_key(self) -> bool:
-        return self.key_file.exists() or self.key_log_file.exists()
+        from judge.blinding_key import log_usable
+
+        return self.key_file.exists() or log_usable(self.key_log_file)
 
     def read_key(self) -> BlindingKey:
         from judge.blinding_key import read_key

@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 from judge.config import load_config
+from judge.errors import ConfigError
+from judge.hashing import content_hash
 from judge.run import run_pipeline
 from judge.run.prepare import prepare_locked, prepare_run
 from judge.rundir import RunDir
@@ -197,6 +199,8 @@ _KILLED_PARENT = """
 import os, signal, sys
 from pathlib import Path
 from judge.config import load_config
+from judge.errors import ConfigError
+from judge.hashing import content_hash
 from judge.rundir import RunDir
 from judge.run.prepare_process import PrepareProcess
 
@@ -245,3 +249,72 @@ def test_the_prepare_process_dies_with_its_parent(tmp_path: Path) -> None:
         pytest.fail(f"the prepare process {child} outlived its parent")
     with RunDir(tmp_path / "run").open_store() as store:
         assert store.get_meta("config_hash") is None  # stopped part-way, as the kill left it
+
+
+def test_a_key_log_cut_mid_line_is_completed_by_the_next_prepare(tmp_path: Path) -> None:
+    """A kill in the middle of a chunk's log write leaves a cut last line: the next writer cuts
+    it off before appending (the cut entry's rows were never stored), so the key stays
+    readable; a log cut inside its secret line counts as no key at all."""
+    run_dir = RunDir(tmp_path / "run")
+    run_dir.path.mkdir()
+    writer = run_dir.key_writer("cd" * 32, None)
+    writer.add_response("b1", "sysA")
+    writer.flush()
+    writer.close()
+    with run_dir.key_log_file.open("a", encoding="utf-8") as fh:
+        fh.write('{"r": ["b2", "sy')  # the kill
+    assert run_dir.read_key().systems == {"b1": "sysA"}
+    writer = run_dir.key_writer("cd" * 32, None)
+    writer.add_response("b2", "sysB")
+    writer.flush()
+    writer.close()
+    assert run_dir.read_key().systems == {"b1": "sysA", "b2": "sysB"}
+    writer = run_dir.key_writer("cd" * 32, None)
+    writer.finish()
+    assert not run_dir.key_log_file.exists()
+    assert run_dir.read_key().systems == {"b1": "sysA", "b2": "sysB"}
+
+    other = RunDir(tmp_path / "other")
+    other.path.mkdir()
+    other.key_log_file.write_text('{"secret": "cd')  # killed before the secret's newline
+    assert not other.has_key()
+    writer = other.key_writer("ef" * 32, None)
+    writer.add_pair("p1", "b1", "b2")
+    writer.flush()
+    writer.close()
+    key = other.read_key()
+    assert (key.blinding_secret, key.pairs) == ("ef" * 32, {"p1": ("b1", "b2")})
+
+
+def test_a_run_prepared_by_an_earlier_version_resumes(tmp_path: Path) -> None:
+    """Earlier versions hashed each judge's transport into the config hash, as `sdk` unless
+    the config said otherwise; the transport now defaults to `http` and is not hashed. Their
+    runs resume; a config that really changed is still refused, and so is a changed rubric."""
+    judge = {"model": "anthropic/sim-claude", "base_url": "http://127.0.0.1:9"}  # no transport
+    config = load_config(_config(tmp_path, canaries=None, judges=[judge]))
+    run_dir = tmp_path / "run"
+    prepare_run(config, run_dir)
+    # What an earlier version stored: the hash of the config's dump with its default filled in.
+    dump = config.model_dump(mode="json")
+    dump["judges"][0]["transport"] = "sdk"
+    with RunDir(run_dir).open_store() as store:
+        store.set_meta("config_hash", content_hash(dump))
+        store.set_meta("prepared", None)  # nor did it record its inputs' fingerprint
+    (run_dir / "pairs.jsonl").unlink()
+    said: list[str] = []
+    prepare_run(config, run_dir, log=said.append)
+    assert (run_dir / "pairs.jsonl").exists() and "prepared already" not in " ".join(said)
+
+    moved = load_config(_config(tmp_path, canaries=None, judges=[{**judge, "max_connections": 3}]))
+    with pytest.raises(ConfigError, match="different config"):
+        prepare_run(moved, run_dir)
+
+    rubric = yaml.safe_load((REPO / "rubrics" / "pairwise_general.yaml").read_text())
+    rubric["system"] += "\nBe brief."
+    edited = tmp_path / "pairwise_general.yaml"
+    edited.write_text(yaml.safe_dump(rubric))
+    other = load_config(_config(tmp_path, canaries=None, judges=[judge], rubric=str(edited)))
+    with RunDir(run_dir).open_store() as store:  # the config names another file: same hash
+        store.set_meta("config_hash", None)
+    with pytest.raises(ConfigError, match="another version of rubric"):
+        prepare_run(other, run_dir)

@@ -315,6 +315,27 @@ async def test_both_transports_read_the_sdks_variables_and_send_the_same_headers
     assert _key_sent(sdk) == _key_sent(http) == SECRET
 
 
+@pytest.mark.parametrize("family", ["openai", "anthropic"])
+async def test_both_transports_go_through_the_proxy_the_environment_names(
+    family: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[str, dict[str, str]]] = []
+    async with _header_recording_server(seen) as proxy:
+        for variable in ("HTTP_PROXY", "http_proxy"):
+            monkeypatch.setenv(variable, proxy)
+        for variable in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(variable, raising=False)
+        upstream = "http://judge-upstream.invalid" + ("/v1" if family == "openai" else "")
+        for transport in ("sdk", "http"):
+            spec = JudgeSpec(
+                model=_MODELS[family], transport=transport, base_url=upstream, api_key=SECRET
+            )
+            async with _provider(spec) as provider:
+                await _failure(provider, _call())
+    # The host does not resolve: only the proxy could have answered, and it saw both.
+    assert [headers["host"] for _, headers in seen] == ["judge-upstream.invalid"] * 2
+
+
 def _all_text(exc: BaseException) -> str:
     texts = [str(exc), repr(exc), str(getattr(exc, "message", "")), str(exc.args)]
     texts.append(str(getattr(exc, "body", "")))

@@ -12,8 +12,10 @@ classified the same way as the SDKs'.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
+import ssl
 from typing import Any
 
 from judge.config import JudgeSpec
@@ -131,6 +133,7 @@ class _HTTPProvider(Provider):
             limit_per_host=0,
             keepalive_timeout=30,
             ttl_dns_cache=300,
+            ssl=_tls_context(),
         )
         # One session per event loop: a session is bound to the loop that created it, and a
         # worker process (or a test) may run several loops in turn.
@@ -139,6 +142,8 @@ class _HTTPProvider(Provider):
             headers=self._headers,
             timeout=self._timeout(self.spec.timeout_s),
             skip_auto_headers=("User-Agent",),
+            # As the SDKs' httpx client: HTTP(S)_PROXY, NO_PROXY and .netrc are honoured.
+            trust_env=True,
         )
         self._loop = asyncio.get_running_loop()
         return self._session
@@ -179,6 +184,19 @@ class _HTTPProvider(Provider):
         session, self._session = self._session, None
         if session is not None and not session.closed:
             await session.close()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The certificates the SDKs trust: SSL_CERT_FILE / SSL_CERT_DIR when set, else certifi's
+    bundle (httpx's default), else the system's."""
+    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context()  # OpenSSL reads both variables
+    try:
+        import certifi
+    except ImportError:
+        return ssl.create_default_context()
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 class OpenAIHTTPProvider(_HTTPProvider):

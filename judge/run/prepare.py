@@ -43,7 +43,6 @@ from judge.canaries import (
 )
 from judge.config import RunConfig
 from judge.errors import ConfigError, DataError
-from judge.hashing import content_hash
 from judge.injection import (
     CONSTANT_MIN_ITEMS,
     CONSTANT_MIN_SHARE,
@@ -65,6 +64,7 @@ from judge.run.prepared import (
     PrepareSummary,
     StoredCallback,
     already_prepared,
+    config_hashes,
     fingerprint,
     record_prepared,
 )
@@ -159,7 +159,7 @@ class _Prepare:
         if self.texts is not None:
             # The canaries' built-in texts are part of what a run sends, like its config.
             record["canary_texts"] = recorded_texts(*self.texts)
-        self.config_hash = content_hash(record)
+        self.config_hash, self.earlier_hash = config_hashes(config, record)
         self.systems: list[str] = []
         self.canaries = CanaryPlan()
         self.canary_items: set[str] = set()
@@ -178,7 +178,7 @@ class _Prepare:
         self, max_requests: int | None, on_stored: StoredCallback | None, chunk_items: int
     ) -> PrepareSummary:
         config, rubric, stage = self.config, self.rubric, self.stage
-        inputs = fingerprint(config, self.config_hash)
+        inputs = fingerprint(config, self.config_hash, self.rubric.hash)
         done = already_prepared(self.rundir, inputs)
         if done is not None and (max_requests is None or done.requests <= max_requests):
             self.log("prepared already, from the same config and input files")
@@ -194,7 +194,7 @@ class _Prepare:
             assert self.texts is not None
             self.canaries = plan_canaries(config, self.systems, self.texts, stage, self.flags)
             self.canary_items = set(self.canaries.items)
-        previous_key = _usable_key(self.rundir, self.config_hash, self.log)
+        previous_key = _usable_key(self.rundir, self, self.log)
         secret = (previous_key.blinding_secret if previous_key else config.blinding.secret) or (
             new_secret()
         )
@@ -457,7 +457,7 @@ def _scan_text(text: str) -> tuple[str | None, bytes | None]:
     return rule, constant_key(reduced)
 
 
-def _usable_key(rundir: RunDir, config_hash: str, log: Callable[[str], None]) -> BlindingKey | None:
+def _usable_key(rundir: RunDir, run: _Prepare, log: Callable[[str], None]) -> BlindingKey | None:
     """The key an earlier prepare of this run left, after checking the store agrees with it.
 
     A store holding requests without a key cannot be unblinded: with nothing judged yet it is
@@ -466,11 +466,18 @@ def _usable_key(rundir: RunDir, config_hash: str, log: Callable[[str], None]) ->
         return rundir.read_key() if rundir.has_key() else None
     with rundir.open_store() as store:
         previous = store.get_meta("config_hash")
+        rubric = (store.get_meta("rubric") or {}).get("hash")
         counts = store.counts()
-    if previous is not None and previous != config_hash:
+    if previous is not None and previous not in (run.config_hash, run.earlier_hash):
         raise ConfigError(
             f"run dir {rundir.path} holds a run prepared from a different config; "
             "choose another --run-dir or remove that one"
+        )
+    if rubric is not None and rubric != run.rubric.hash:
+        # Its requests would be planned again beside the old ones: both would be judged.
+        raise ConfigError(
+            f"run dir {rundir.path} was prepared with another version of rubric "
+            f"'{run.rubric.id}' (its text changed since); restore it, or choose another --run-dir"
         )
     if rundir.has_key():
         return rundir.read_key()

@@ -11,6 +11,7 @@ it prepare again, which stores only what is new.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.config import RunConfig
+from judge.hashing import content_hash
 from judge.rundir import RunDir
 from judge.types import InjectionReport, JudgeRequest, ScrubReport
 
@@ -49,11 +51,26 @@ StoredCallback = Callable[[Sequence[JudgeRequest], int], None]
 """Called with a chunk's requests once stored, and the requests the store then holds."""
 
 
-def fingerprint(config: RunConfig, config_hash: str) -> str:
-    """`sha256:` of the config's hash, the input files' contents and the package version."""
+def config_hashes(config: RunConfig, record: dict[str, Any]) -> tuple[str, str]:
+    """The hash of a run's config `record` (its JSON dump, and what else a run sends), and the
+    hash earlier versions gave the same config, which the runs they prepared carry. A judge's
+    transport is left out: it changes how requests travel, not what they say (the cache key
+    leaves it out too). Earlier versions hashed it: `sdk`, their default, unless the config
+    said otherwise."""
+    current = copy.deepcopy(record)
+    earlier = copy.deepcopy(record)
+    for spec, now, before in zip(config.judges, current["judges"], earlier["judges"], strict=True):
+        now.pop("transport", None)
+        before["transport"] = spec.transport if "transport" in spec.model_fields_set else "sdk"
+    return content_hash(current), content_hash(earlier)
+
+
+def fingerprint(config: RunConfig, config_hash: str, rubric_hash: str) -> str:
+    """`sha256:` of the config's and the rubric's hashes, the input files' contents and the
+    package version."""
     from judge import __version__
 
-    digest = hashlib.sha256(f"{config_hash}\n{__version__}\n".encode())
+    digest = hashlib.sha256(f"{config_hash}\n{rubric_hash}\n{__version__}\n".encode())
     for path in (config.data.items, config.data.responses):
         digest.update(f"{path.name}\n".encode())
         with path.open("rb") as fh:

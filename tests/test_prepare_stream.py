@@ -200,7 +200,6 @@ import os, signal, sys
 from pathlib import Path
 from judge.config import load_config
 from judge.errors import ConfigError
-from judge.hashing import content_hash
 from judge.rundir import RunDir
 from judge.run.prepare_process import PrepareProcess
 
@@ -318,3 +317,30 @@ def test_a_run_prepared_by_an_earlier_version_resumes(tmp_path: Path) -> None:
         store.set_meta("config_hash", None)
     with pytest.raises(ConfigError, match="another version of rubric"):
         prepare_run(other, run_dir)
+
+
+def test_a_prepare_that_fails_midway_stops_the_judging(tmp_path: Path) -> None:
+    """The prepare stores chunks while the runner judges them; when a later chunk fails (here
+    the last item lacks the reference its rubric needs), judging stops at once instead of
+    sending everything already stored, and the run raises the prepare's error."""
+    items, responses = write_dataset(
+        tmp_path, 200, {"sys-a": lambda i: f"Answer {i} from a.", "sys-b": lambda i: f"B {i}."}
+    )
+    rows = [json.loads(line) for line in items.read_text().splitlines()]
+    for row in rows:
+        if row["item_id"] != "q99":  # the last in item order
+            row["reference"] = "The expected answer."
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    slow = SimulatorConfig(seed=2, latency={"kind": "fixed", "median_s": 0.5})
+    with running_simulator(slow) as sim:
+        judge = judge_entry(sim, "openai/sim-alpha", max_connections=2)
+        config = load_config(
+            write_config(tmp_path, items, responses, judges=[judge], rubric="pairwise_reference")
+        )
+        with pytest.raises(ConfigError, match="needs a reference answer, but item 'q99' has none"):
+            run_pipeline(config, tmp_path / "run")
+    db = sqlite3.connect(tmp_path / "run" / "store.sqlite")
+    ((requests,),) = db.execute("SELECT COUNT(*) FROM judge_requests").fetchall()
+    ((replies,),) = db.execute("SELECT COUNT(*) FROM judge_responses").fetchall()
+    # Two connections at 0.5 s: a few requests answered before the failure, far from all.
+    assert requests > 100 and replies < 40

@@ -40,6 +40,8 @@ ProgressCallback = Callable[[Progress], None]
 
 _REFRESH_S = 0.25
 """Seconds between progress snapshots handed to `on_progress` while judging."""
+_ABORT_POLL_S = 0.1
+"""How often judging looks whether the prepare it follows has failed."""
 
 
 @dataclass(frozen=True)
@@ -61,18 +63,27 @@ def execute(
     pool: WorkerPool | None = None,
     tally: Tally | None = None,
     preparing: threading.Event | None = None,
+    abort: threading.Event | None = None,
 ) -> RunStats:
     """Judge the run's pending requests with `workers` processes: this one, and `workers - 1`
     from `pool` (a `worker_pool`, started here when not given), each sending its shard.
     `on_progress` gets `tally`'s snapshots (a `Tally` from the store as it is now, when not
     given) every `_REFRESH_S` seconds and once at the end. `preparing` (one process only): set
-    while a prepare is still storing requests; they are judged as they arrive."""
+    while a prepare is still storing requests; they are judged as they arrive. `abort` (with
+    `preparing`): set when that prepare failed; judging stops at once, keeping what it stored."""
     if tally is None and on_progress is not None:
         with rundir.open_store() as store:
             tally = Tally(progress_of(store))
     if workers <= 1:
         here = _run_in_process(
-            config, rundir, max_cost_usd, cache_path, on_progress, tally, preparing=preparing
+            config,
+            rundir,
+            max_cost_usd,
+            cache_path,
+            on_progress,
+            tally,
+            preparing=preparing,
+            abort=abort,
         )
         return asyncio.run(here)
     if preparing is not None:
@@ -164,6 +175,7 @@ async def _run_in_process(
     shard: int = 0,
     shards: int = 1,
     preparing: threading.Event | None = None,
+    abort: threading.Event | None = None,
 ) -> RunStats:
     recorded = Counts()
     if tally is not None:
@@ -173,7 +185,7 @@ async def _run_in_process(
             store, config, max_cost_usd=max_cost_usd, shard=shard, shards=shards, recorded=recorded
         )
         if on_progress is None or tally is None:
-            return await runner.run(preparing=preparing)
+            return await _judging(runner, preparing, abort)
 
         async def tick() -> None:
             while True:
@@ -182,10 +194,34 @@ async def _run_in_process(
 
         ticker = asyncio.create_task(tick())
         try:
-            return await runner.run(preparing=preparing)
+            return await _judging(runner, preparing, abort)
         finally:
             ticker.cancel()
             on_progress(tally.snapshot())
+
+
+async def _judging(
+    runner: Runner, preparing: threading.Event | None, abort: threading.Event | None
+) -> RunStats:
+    """`runner.run`, cancelled as soon as `abort` is set (what it stored stays stored)."""
+    judging = asyncio.ensure_future(runner.run(preparing=preparing))
+    if abort is None:
+        return await judging
+
+    async def watch() -> None:
+        while not abort.is_set():
+            await asyncio.sleep(_ABORT_POLL_S)
+        judging.cancel()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        return await judging
+    except asyncio.CancelledError:
+        if not abort.is_set():
+            raise
+        return runner.stats  # the caller raises the reason
+    finally:
+        watcher.cancel()
 
 
 def _merge(results: list[RunStats]) -> RunStats:

@@ -178,6 +178,7 @@ def _judge_while_preparing(
                 cache_path=cache,
                 on_progress=on_progress,
                 preparing=prepare.preparing,
+                abort=prepare.failed,
                 tally=tally,
             )
         prepared = prepare.result()

@@ -42,6 +42,8 @@ class PrepareProcess:
         self.started = threading.Event()
         self.preparing = threading.Event()
         self.preparing.set()
+        self.failed = threading.Event()
+        """Set when the prepare failed: judging must stop, not drain what was stored."""
         self._outcome: dict[str, Any] = {}
         self._stored = 0
         """Requests the store holds, as of the prepare's last chunk."""
@@ -116,6 +118,8 @@ class PrepareProcess:
                     self._outcome["error"] = pickle.loads(value)
                     return
         finally:
+            if "error" in self._outcome:
+                self.failed.set()
             self.preparing.clear()
             if self._tally is not None:
                 self._tally.close_total()

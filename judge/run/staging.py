@@ -40,6 +40,8 @@ CREATE TABLE responses (
     answer BLOB,
     PRIMARY KEY (item_id, system)
 ) WITHOUT ROWID;
+-- Constant answers are counted per (system, answer) through this index, without a sort.
+CREATE INDEX responses_by_answer ON responses (system, answer) WHERE answer IS NOT NULL;
 CREATE TABLE pairs (item_id TEXT NOT NULL, pair_id TEXT NOT NULL, data TEXT NOT NULL,
     PRIMARY KEY (item_id, pair_id)) WITHOUT ROWID;
 CREATE TABLE shown (order_key BLOB NOT NULL, blind_id TEXT NOT NULL, data TEXT NOT NULL,
@@ -297,9 +299,11 @@ class Staging:
         """(item_id, system) of each response whose system gave the same constant-answer key
         to at least `min_items` items and `min_share` of its items."""
         out: set[tuple[str, str]] = set()
+        # Only the repeated ones come back: most answers are their own (one row each).
         repeated = self._db.execute(
             "SELECT system, answer, COUNT(*) FROM responses WHERE answer IS NOT NULL "
-            "GROUP BY system, answer"
+            "GROUP BY system, answer HAVING COUNT(*) >= ?",
+            (max(1, min_items),),
         ).fetchall()
         for system, answer, count in repeated:
             if count >= max(min_items, min_share * self.systems.get(system, 0)):

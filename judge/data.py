@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from judge.duplicates import SeenKeys, SeenPairs
+from judge.duplicates import SeenIds, SeenKeys, SeenPairs
 from judge.errors import DataError
 from judge.sources import (
     CsvSource,
@@ -72,7 +72,7 @@ def iter_items(path: str | Path, *, seen: SeenKeys | None = None) -> Iterator[It
     load. `seen`: where repeated item ids are looked for (default: a set in memory; a
     streaming prepare keeps them in its index, `judge.duplicates.SeenInIndex`)."""
     source = _open_source(path)
-    return _stream_items(source, seen if seen is not None else _SeenIds())
+    return _stream_items(source, seen if seen is not None else SeenIds())
 
 
 def _stream_items(source: Source, seen: SeenKeys) -> Iterator[Item]:
@@ -105,23 +105,6 @@ def _stream_items(source: Source, seen: SeenKeys) -> Iterator[Item]:
         yield from items
     if not count:
         raise DataError("no rows: expected at least one item", path=str(source.path))
-
-
-class _SeenIds:
-    """Repeated item ids, in memory (`SeenKeys`)."""
-
-    def __init__(self) -> None:
-        self._first: dict[str, int] = {}
-
-    def key(self, *parts: str) -> str:
-        return parts[0]
-
-    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
-        for index, key in enumerate(keys):
-            if key in self._first:
-                return index, self._first[key]
-            self._first[key] = positions[index]
-        return None
 
 
 def iter_responses(

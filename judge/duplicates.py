@@ -1,5 +1,6 @@
-"""Exact duplicate detection for the (item_id, system) pairs of a responses table, in ~16
-bytes per response."""
+"""Exact duplicate detection for the loaders (`judge.data`): repeated item ids (`SeenIds`),
+repeated (item_id, system) pairs in ~16 bytes per response (`SeenPairs`), or either kept in a
+SQLite index instead of memory (`SeenInIndex`, what a streaming prepare uses)."""
 
 from __future__ import annotations
 
@@ -79,6 +80,23 @@ class SeenKeys(Protocol):
     def key(self, *parts: str) -> Hashable: ...
 
     def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None: ...
+
+
+class SeenIds:
+    """Repeated single keys (item ids), in memory: one dictionary entry each (`SeenKeys`)."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, int] = {}
+
+    def key(self, *parts: str) -> str:
+        return parts[0]
+
+    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
+        for index, key in enumerate(keys):
+            if key in self._first:
+                return index, self._first[key]
+            self._first[key] = positions[index]
+        return None
 
 
 class SeenInIndex:

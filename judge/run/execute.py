@@ -17,13 +17,15 @@ from dataclasses import dataclass
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from judge.config import RunConfig
 from judge.rundir import RunDir
-from judge.runner import Runner, RunStats
 from judge.store import RunStore
 from judge.tally import Board, Counts, Progress, Tally
-from judge.worker import run_shard, start_worker, warm_up
+
+if TYPE_CHECKING:  # loaded when judging starts: `judge run` starts its prepare process first
+    from judge.runner import Runner, RunStats
 
 __all__ = [
     "Progress",
@@ -106,6 +108,8 @@ def execute(
     if tally is not None:
         for shard in range(1, workers):
             tally.include(partial(pool.board.read, shard))
+    from judge.worker import run_shard
+
     futures = [
         pool.executor.submit(run_shard, config, str(rundir.path), cache_path, shard, workers, share)
         for shard in range(1, workers)
@@ -132,6 +136,8 @@ def worker_pool(config: RunConfig, workers: int) -> Iterator[WorkerPool | None]:
     if workers <= 1:
         yield None
         return
+    from judge.worker import start_worker, warm_up
+
     context = get_context("spawn")
     board = Board(context, workers)
     with ProcessPoolExecutor(
@@ -177,6 +183,8 @@ async def _run_in_process(
     preparing: threading.Event | None = None,
     abort: threading.Event | None = None,
 ) -> RunStats:
+    from judge.runner import Runner
+
     recorded = Counts()
     if tally is not None:
         tally.include(lambda: recorded)
@@ -225,6 +233,8 @@ async def _judging(
 
 
 def _merge(results: list[RunStats]) -> RunStats:
+    from judge.runner import RunStats
+
     total = RunStats()
     for r in results:
         total.sent += r.sent

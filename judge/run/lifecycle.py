@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from judge.config import RunConfig
 from judge.errors import ConfigError, DataError
@@ -21,11 +21,13 @@ from judge.run.execute import (
     worker_pool,
 )
 from judge.run.outputs import write_outputs
-from judge.run.prepare import PrepareSummary, prepare_run
+from judge.run.prepared import PrepareSummary
 from judge.rundir import RunDir
-from judge.runner import RunStats
 from judge.summary import GateOutcome, RunSummary
 from judge.tally import Tally
+
+if TYPE_CHECKING:
+    from judge.runner import RunStats
 
 Status = Literal["complete", "gate_failed", "stopped"]
 """complete: every request answered and every `compare.gates` check (and canary) passed;
@@ -126,6 +128,8 @@ def _prepare_then_judge(
     """Several worker processes: each reads the prepared run's pending requests, so the run is
     prepared first (they start, and import, meanwhile)."""
     with worker_pool(config, workers) as pool:
+        from judge.run.prepare import prepare_run
+
         # Prepared from the config as written (a `simulator` base_url stays a name, not a
         # port), so the run's config hash and cache keys are stable across restarts.
         prepared = prepare_run(config, rundir, log=log)
@@ -295,6 +299,8 @@ def dry_run(
     cache_path: Path | None = None,
 ) -> dict[str, Any]:
     """Prepare, then the pending requests per judge and their estimated cost; sends nothing."""
+    from judge.run.prepare import prepare_run
+
     rundir = _as_rundir(run_dir)
     with rundir.locked():
         prepare_run(config, rundir, log=log)

@@ -313,5 +313,11 @@ def test_run_survives_sigkill_and_resumes_without_paying_twice(tmp_path: Path) -
         f"\n{kills} kills; answered {stats['answered']} for {total} requests; "
         f"duplicates {stats['duplicates']}"
     )
-    assert stats["answered"] - total == stats["duplicates"]
-    assert stats["duplicates"] <= kills * connections
+    # Nothing answered beyond the planned requests; each paid again only for being in flight,
+    # or answered and not yet flushed (flushes every 20 ms, one latency), at a kill. A request
+    # first in line can be in flight at several kills: answered - total counts every extra
+    # answer, `duplicates` each request answered more than once.
+    assert stats["distinct_answered"] == total
+    extra = stats["answered"] - total
+    assert stats["duplicates"] <= extra <= kills * 2 * connections
+    assert stats["max_answers_per_request"] <= kills + 1

@@ -40,20 +40,19 @@ def read_key(final: Path, log: Path) -> BlindingKey:
     if final.exists():
         key = BlindingKey.model_validate_json(final.read_text(encoding="utf-8"))
         secret, systems, pairs = key.blinding_secret, dict(key.systems), dict(key.pairs)
-    if logged:
-        for kind, entry in logged:
-            if kind == "secret":
-                if secret is not None and secret != entry:
-                    raise DataError(
-                        "the unfinished key log names another secret than the key file; "
-                        "remove the run dir to start again",
-                        path=str(log),
-                    )
-                secret = entry
-            elif kind == "r":
-                systems[entry[0]] = entry[1]
-            else:
-                pairs[entry[0]] = (entry[1], entry[2])
+    for kind, entry in logged:
+        if kind == "secret":
+            if secret is not None and secret != entry:
+                raise DataError(
+                    "the unfinished key log names another secret than the key file; "
+                    "remove the run dir to start again",
+                    path=str(log),
+                )
+            secret = entry
+        elif kind == "r":
+            systems[entry[0]] = entry[1]
+        else:
+            pairs[entry[0]] = (entry[1], entry[2])
     if secret is None:
         raise DataError("the blinding key holds no secret", path=str(final))
     return BlindingKey(blinding_secret=secret, systems=systems, pairs=pairs)

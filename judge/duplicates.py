@@ -10,6 +10,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from judge.sqlite import savepoint
+
 
 class SeenPairs:
     """Exact duplicate detection over millions of (item_id, system) pairs in ~16 bytes each.
@@ -121,17 +123,14 @@ class SeenInIndex:
 
     def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
         rows = [(*key, position) for key, position in zip(keys, positions, strict=False)]
-        # Repeats are rare: insert the chunk at once (one savepoint: in autocommit each row
-        # would be a transaction), and look for the repeat only when the primary key refuses.
-        self._db.execute("SAVEPOINT seen")
+        # Repeats are rare: insert the chunk at once, and look for the repeat only when the
+        # primary key refuses one (the chunk's rows are then undone).
         try:
-            self._db.executemany(self._insert, rows)
-        except sqlite3.IntegrityError:
-            self._db.execute("ROLLBACK TO seen")
-        else:
-            self._db.execute("RELEASE seen")
+            with savepoint(self._db, "seen"):
+                self._db.executemany(self._insert, rows)
             return None
-        self._db.execute("RELEASE seen")
+        except sqlite3.IntegrityError:
+            pass
         first: dict[tuple[str, ...], int] = {}
         for index, key in enumerate(keys):
             found = self._db.execute(

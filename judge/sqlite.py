@@ -125,6 +125,21 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+@contextmanager
+def savepoint(conn: sqlite3.Connection, name: str = "batch") -> Iterator[sqlite3.Connection]:
+    """One batch of writes on a scratch connection (`connect_scratch`, autocommit), in one
+    transaction (else every row is a transaction of its own), or nested in the caller's;
+    undone if the block raises."""
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute(f"ROLLBACK TO {name}")
+        conn.execute(f"RELEASE {name}")
+        raise
+    conn.execute(f"RELEASE {name}")
+
+
 def placeholders(n: int) -> str:
     """`?, ?, ...` with `n` bound-parameter marks, for `VALUES (...)` and `IN (...)`."""
     return ", ".join("?" * n)

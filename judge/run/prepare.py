@@ -194,7 +194,7 @@ class _Prepare:
             assert self.texts is not None
             self.canaries = plan_canaries(config, self.systems, self.texts, stage, self.flags)
             self.canary_items = set(self.canaries.items)
-        previous_key = _usable_key(self.rundir, self, self.log)
+        previous_key = _usable_key(self)
         secret = (previous_key.blinding_secret if previous_key else config.blinding.secret) or (
             new_secret()
         )
@@ -457,11 +457,12 @@ def _scan_text(text: str) -> tuple[str | None, bytes | None]:
     return rule, constant_key(reduced)
 
 
-def _usable_key(rundir: RunDir, run: _Prepare, log: Callable[[str], None]) -> BlindingKey | None:
+def _usable_key(run: _Prepare) -> BlindingKey | None:
     """The key an earlier prepare of this run left, after checking the store agrees with it.
 
     A store holding requests without a key cannot be unblinded: with nothing judged yet it is
     discarded and the run prepared afresh; with replies stored, the user decides."""
+    rundir = run.rundir
     if not rundir.has_store():
         return rundir.read_key() if rundir.has_key() else None
     with rundir.open_store() as store:
@@ -484,7 +485,7 @@ def _usable_key(rundir: RunDir, run: _Prepare, log: Callable[[str], None]) -> Bl
     if counts["requests"] == 0:
         return None
     if counts["responses"] == 0:
-        log(
+        run.log(
             f"{rundir.key_file.name} is missing and nothing was judged yet: "
             "preparing the run afresh"
         )

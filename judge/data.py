@@ -18,9 +18,9 @@ import json
 import math
 import numbers
 import re
-from collections.abc import Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,7 @@ _RESPONSE_KNOWN = (*_RESPONSE_REQUIRED, "context", "latency_s", "cost_usd", "tok
 _RESPONSE_COLUMNS = frozenset(_RESPONSE_KNOWN)
 _ROLES = ("system", "user", "assistant")
 _ITEMS_CHUNK_ROWS = 10_000
+_Row = TypeVar("_Row", Item, Response)
 _BATCH_ROWS = 4_096
 _MISSING = object()
 """A JSONL record without the key (as opposed to an explicit null)."""
@@ -79,28 +80,15 @@ def _stream_items(source: Source, seen: SeenKeys) -> Iterator[Item]:
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _ITEM_REQUIRED, None, "an items")
+
+    def parse(record: Mapping[str, Any]) -> Item:
+        if columns is None:
+            _check_keys(record, _ITEM_REQUIRED, None, "an items")
+        return _item(record, encoded=source.encoded)
+
     count = 0
     for chunk in source.chunks(_ITEMS_CHUNK_ROWS):
-        items: list[Item] = []
-        failure: tuple[int, Mapping[str, Any], Problem] | None = None
-        for record, position in zip(chunk.records, chunk.positions, strict=True):
-            try:
-                if columns is None:
-                    _check_keys(record, _ITEM_REQUIRED, None, "an items")
-                items.append(_item(record, encoded=source.encoded))
-            except Problem as problem:
-                failure = (position, record, problem)
-                break
-        # The rows before a bad one are checked for repeats first: the error reported is the
-        # first in file order.
-        keys = [seen.key(item.item_id) for item in items]
-        repeat = seen.add(keys, chunk.positions[: len(keys)])
-        if repeat is not None:
-            index, earlier = repeat
-            position = chunk.positions[index]
-            raise source.duplicate(position, chunk.records[index], earlier, ("item_id",))
-        if failure is not None:
-            raise source.error(*failure) from None
+        items = _check_batch(source, chunk.records, chunk.positions, parse, seen, ("item_id",))
         count += len(items)
         yield from items
     if not count:
@@ -175,6 +163,12 @@ def _stream_responses(
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _RESPONSE_REQUIRED, _RESPONSE_COLUMNS, "a responses")
+
+    def parse(record: Mapping[str, Any]) -> Response:
+        if columns is None:
+            _check_keys(record, _RESPONSE_REQUIRED, _RESPONSE_COLUMNS, "a responses")
+        return _response(record, item_ids, allow_empty, source.encoded)
+
     count = 0
     for chunk in source.chunks(chunk_rows):
         # Responses are checked and yielded a few thousand at a time: a Response weighs ~1 KB
@@ -182,9 +176,7 @@ def _stream_responses(
         for start in range(0, len(chunk.records), _BATCH_ROWS):
             records = chunk.records[start : start + _BATCH_ROWS]
             positions = chunk.positions[start : start + _BATCH_ROWS]
-            responses = _check_batch(
-                source, records, positions, columns, seen, item_ids, allow_empty
-            )
+            responses = _check_batch(source, records, positions, parse, seen, ("item_id", "system"))
             count += len(responses)
             yield from responses
     if count == 0:
@@ -195,33 +187,30 @@ def _check_batch(
     source: Source,
     records: list[Mapping[str, Any]],
     positions: list[int],
-    columns: list[str] | None,
+    parse: Callable[[Mapping[str, Any]], _Row],
     seen: SeenKeys,
-    item_ids: Container[str],
-    allow_empty: bool,
-) -> list[Response]:
-    responses: list[Response] = []
-    keys: list[Any] = []
+    key: tuple[str, ...],
+) -> list[_Row]:
+    """`records` parsed, in file order, or the first error among them: a bad row, or a row
+    whose `key` columns repeat an earlier one's."""
+    rows: list[_Row] = []
     failure: tuple[int, Mapping[str, Any], Problem] | None = None
     for record, position in zip(records, positions, strict=True):
         try:
-            if columns is None:
-                _check_keys(record, _RESPONSE_REQUIRED, _RESPONSE_COLUMNS, "a responses")
-            response = _response(record, item_ids, allow_empty, source.encoded)
+            rows.append(parse(record))
         except Problem as problem:
             failure = (position, record, problem)
             break
-        responses.append(response)
-        keys.append(seen.key(response.item_id, response.system))
     # Rows before a bad one are checked for duplicates first, so the error reported is always
     # the first one in file order.
+    keys = [seen.key(*(getattr(row, name) for name in key)) for row in rows]
     duplicate = seen.add(keys, positions[: len(keys)])
     if duplicate is not None:
         index, earlier = duplicate
-        raise source.duplicate(positions[index], records[index], earlier, ("item_id", "system"))
+        raise source.duplicate(positions[index], records[index], earlier, key)
     if failure is not None:
-        raise source.error(*failure)
-    return responses
+        raise source.error(*failure) from None
+    return rows
 
 
 def _response(

@@ -14,16 +14,17 @@ How each format is read, and why: see `judge.sources`.
 
 from __future__ import annotations
 
+import contextlib
 import json
-import math
-import numbers
 import re
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from operator import attrgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from judge.cells import MISSING, amount, count, described, identifier, is_blank, messages
 from judge.duplicates import SeenIds, SeenKeys, SeenPairs
 from judge.errors import DataError
 from judge.sources import (
@@ -32,14 +33,22 @@ from judge.sources import (
     ParquetSource,
     Problem,
     Source,
-    describe,
-    is_pandas_missing,
     is_sequence,
 )
 from judge.types import ChatMessage, Item, Response
-from judge.untrusted import parse_json
 
-__all__ = ["SUPPORTED_FORMATS", "iter_items", "iter_responses", "load_items", "load_responses"]
+__all__ = [
+    "SUPPORTED_FORMATS",
+    "ItemLookup",
+    "ItemRow",
+    "ResponseRow",
+    "iter_item_rows",
+    "iter_items",
+    "iter_response_rows",
+    "iter_responses",
+    "load_items",
+    "load_responses",
+]
 
 SUPPORTED_FORMATS = (
     "JSONL (.jsonl, .ndjson) or CSV (.csv), optionally gzip-compressed (.gz), or Parquet (.parquet)"
@@ -50,12 +59,42 @@ _ITEM_COLUMNS = frozenset((*_ITEM_REQUIRED, "reference"))
 _RESPONSE_REQUIRED = ("item_id", "system", "output")
 _RESPONSE_KNOWN = (*_RESPONSE_REQUIRED, "context", "latency_s", "cost_usd", "tokens")
 _RESPONSE_COLUMNS = frozenset(_RESPONSE_KNOWN)
-_ROLES = ("system", "user", "assistant")
 _ITEMS_CHUNK_ROWS = 10_000
-_Row = TypeVar("_Row", Item, Response)
+
+
+class ResponseRow(NamedTuple):
+    """A checked row of a responses table, as `Response` holds it but without building the
+    model: a streaming prepare stores its fields as they are (`judge.run.staging`)."""
+
+    item_id: str
+    system: str
+    output: str
+    context: tuple[ChatMessage, ...]
+    latency_s: float | None
+    cost_usd: float | None
+    tokens: int | None
+
+
+class ItemRow(NamedTuple):
+    """A checked row of an items table, as `Item` holds it but without building the model
+    (see `ResponseRow`)."""
+
+    item_id: str
+    prompt: str | tuple[ChatMessage, ...]
+    reference: str | None
+    strata: dict[str, str]
+
+
+@runtime_checkable
+class ItemLookup(Protocol):
+    """Item ids kept outside memory (an index), looked up a batch at a time: `among` returns
+    which of `ids` are item ids. One query per batch instead of one per response."""
+
+    def among(self, ids: set[str]) -> Container[str]: ...
+
+
+_Row = TypeVar("_Row", ItemRow, ResponseRow)
 _BATCH_ROWS = 4_096
-_MISSING = object()
-"""A JSONL record without the key (as opposed to an explicit null)."""
 
 
 # --------------------------------------------------------------------------- public API
@@ -72,16 +111,21 @@ def iter_items(path: str | Path, *, seen: SeenKeys | None = None) -> Iterator[It
     and format are checked at call time, rows while iterating: a `DataError` fails the whole
     load. `seen`: where repeated item ids are looked for (default: a set in memory; a
     streaming prepare keeps them in its index, `judge.duplicates.SeenInIndex`)."""
+    return (Item(**row._asdict()) for row in iter_item_rows(path, seen=seen))
+
+
+def iter_item_rows(path: str | Path, *, seen: SeenKeys | None = None) -> Iterator[ItemRow]:
+    """`iter_items` as checked `ItemRow`s (see `iter_response_rows`)."""
     source = _open_source(path)
     return _stream_items(source, seen if seen is not None else SeenIds())
 
 
-def _stream_items(source: Source, seen: SeenKeys) -> Iterator[Item]:
+def _stream_items(source: Source, seen: SeenKeys) -> Iterator[ItemRow]:
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _ITEM_REQUIRED, None, "an items")
 
-    def parse(record: Mapping[str, Any]) -> Item:
+    def parse(record: Mapping[str, Any]) -> ItemRow:
         if columns is None:
             _check_keys(record, _ITEM_REQUIRED, None, "an items")
         return _item(record, encoded=source.encoded)
@@ -97,7 +141,7 @@ def _stream_items(source: Source, seen: SeenKeys) -> Iterator[Item]:
 
 def iter_responses(
     path: str | Path,
-    item_ids: Container[str],
+    item_ids: Container[str] | ItemLookup,
     *,
     allow_empty_outputs: bool = False,
     chunk_rows: int = 50_000,
@@ -109,6 +153,22 @@ def iter_responses(
     The path and format are checked at call time; row errors surface while iterating, so a
     consumer that sees a `DataError` must treat the whole load as failed.
     """
+    rows = iter_response_rows(
+        path, item_ids, allow_empty_outputs=allow_empty_outputs, chunk_rows=chunk_rows, seen=seen
+    )
+    return (Response(**row._asdict()) for row in rows)
+
+
+def iter_response_rows(
+    path: str | Path,
+    item_ids: Container[str] | ItemLookup,
+    *,
+    allow_empty_outputs: bool = False,
+    chunk_rows: int = 50_000,
+    seen: SeenKeys | None = None,
+) -> Iterator[ResponseRow]:
+    """`iter_responses` as checked `ResponseRow`s, for a consumer that stores the fields
+    rather than the records (building a `Response` costs more than checking its row)."""
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
     source = _open_source(path)
@@ -158,16 +218,21 @@ def _open_source(path: str | Path) -> Source:
 
 
 def _stream_responses(
-    source: Source, item_ids: Container[str], allow_empty: bool, chunk_rows: int, seen: SeenKeys
-) -> Iterator[Response]:
+    source: Source,
+    item_ids: Container[str] | ItemLookup,
+    allow_empty: bool,
+    chunk_rows: int,
+    seen: SeenKeys,
+) -> Iterator[ResponseRow]:
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _RESPONSE_REQUIRED, _RESPONSE_COLUMNS, "a responses")
+    known: Container[str] = () if isinstance(item_ids, ItemLookup) else item_ids
 
-    def parse(record: Mapping[str, Any]) -> Response:
+    def parse(record: Mapping[str, Any]) -> ResponseRow:
         if columns is None:
             _check_keys(record, _RESPONSE_REQUIRED, _RESPONSE_COLUMNS, "a responses")
-        return _response(record, item_ids, allow_empty, source.encoded)
+        return _response(record, known, allow_empty, source.encoded)
 
     count = 0
     for chunk in source.chunks(chunk_rows):
@@ -176,6 +241,8 @@ def _stream_responses(
         for start in range(0, len(chunk.records), _BATCH_ROWS):
             records = chunk.records[start : start + _BATCH_ROWS]
             positions = chunk.positions[start : start + _BATCH_ROWS]
+            if isinstance(item_ids, ItemLookup):
+                known = item_ids.among(_named_items(records))
             responses = _check_batch(source, records, positions, parse, seen, ("item_id", "system"))
             count += len(responses)
             yield from responses
@@ -203,8 +270,13 @@ def _check_batch(
             break
     # Rows before a bad one are checked for duplicates first, so the error reported is always
     # the first one in file order.
-    keys = [seen.key(*(getattr(row, name) for name in key)) for row in rows]
-    duplicate = seen.add(keys, positions[: len(keys)])
+    parts = attrgetter(*key)
+    keys = (
+        [seen.key(*parts(row)) for row in rows]
+        if len(key) > 1
+        else [seen.key(parts(row)) for row in rows]
+    )
+    duplicate = seen.add(keys, positions[: len(keys)], rows)
     if duplicate is not None:
         index, earlier = duplicate
         raise source.duplicate(positions[index], records[index], earlier, key)
@@ -213,22 +285,35 @@ def _check_batch(
     return rows
 
 
+def _named_items(records: list[Mapping[str, Any]]) -> set[str]:
+    """The item ids a batch of records names (those `identifier` accepts)."""
+    ids: set[str] = set()
+    for record in records:
+        value = record.get("item_id", MISSING)
+        if type(value) is str:
+            ids.add(value)  # a blank one is looked up in vain, then refused by `_response`
+        else:
+            with contextlib.suppress(Problem):
+                ids.add(identifier(value))
+    return ids
+
+
 def _response(
     record: Mapping[str, Any], item_ids: Container[str], allow_empty: bool, encoded: bool
-) -> Response:
-    item_id = _identifier(record.get("item_id", _MISSING))
+) -> ResponseRow:
+    item_id = identifier(record.get("item_id", MISSING))
     if item_id not in item_ids:
         raise Problem(
             f"unknown item_id {item_id!r}: no item with this id in the items table "
             "(responses must answer items of that table)",
             "item_id",
         )
-    system = record.get("system", _MISSING)
+    system = record.get("system", MISSING)
     if not isinstance(system, str) or not system.strip():
-        raise Problem(f"expected a system name (text), found {_describe(system)}", "system")
-    output = record.get("output", _MISSING)
+        raise Problem(f"expected a system name (text), found {described(system)}", "system")
+    output = record.get("output", MISSING)
     if not isinstance(output, str):
-        raise Problem(f"expected the output as text, found {_describe(output)}", "output")
+        raise Problem(f"expected the output as text, found {described(output)}", "output")
     if not allow_empty and not output.strip():
         raise Problem(
             "empty output (whitespace only counts as empty); to judge empty outputs as empty "
@@ -236,50 +321,50 @@ def _response(
             "output",
         )
     context = record.get("context")
-    return Response(
-        item_id=item_id,
-        system=system,
-        output=output,
-        context=() if context is None or _is_blank(context) else _messages(context, encoded),
-        latency_s=_amount(record.get("latency_s"), "latency_s"),
-        cost_usd=_amount(record.get("cost_usd"), "cost_usd"),
-        tokens=_count(record.get("tokens"), "tokens"),
+    return ResponseRow(
+        item_id,
+        system,
+        output,
+        () if context is None or is_blank(context) else messages(context, encoded),
+        amount(record.get("latency_s"), "latency_s"),
+        amount(record.get("cost_usd"), "cost_usd"),
+        count(record.get("tokens"), "tokens"),
     )
 
 
 # --------------------------------------------------------------------------- items
 
 
-def _item(record: Mapping[str, Any], *, encoded: bool) -> Item:
-    item_id = _identifier(record.get("item_id", _MISSING))
-    prompt = _prompt(record.get("prompt", _MISSING), encoded)
+def _item(record: Mapping[str, Any], *, encoded: bool) -> ItemRow:
+    item_id = identifier(record.get("item_id", MISSING))
+    prompt = _prompt(record.get("prompt", MISSING), encoded)
     reference = record.get("reference")
-    if _is_blank(reference):
+    if is_blank(reference):
         reference = None
     elif not isinstance(reference, str):
         raise Problem(
-            f"expected the reference answer as text, found {_describe(reference)}", "reference"
+            f"expected the reference answer as text, found {described(reference)}", "reference"
         )
     strata = {}
     for name, value in record.items():
-        if name not in _ITEM_COLUMNS and not _is_blank(value):
+        if name not in _ITEM_COLUMNS and not is_blank(value):
             strata[name] = _stratum(value)
-    return Item(item_id=item_id, prompt=prompt, reference=reference, strata=strata)
+    return ItemRow(item_id, prompt, reference, strata)
 
 
 def _prompt(value: Any, encoded: bool) -> str | tuple[ChatMessage, ...]:
     if isinstance(value, str):
         if encoded and _CHAT_JSON.match(value):
-            return _messages(value, encoded, prompt=True)
+            return messages(value, encoded, prompt=True)
         if not value.strip():
             raise Problem(
                 "expected a prompt (text or chat messages), found an empty string", "prompt"
             )
         return value
     if is_sequence(value):
-        return _messages(value, encoded, prompt=True)
+        return messages(value, encoded, prompt=True)
     raise Problem(
-        f"expected a prompt: text or a list of chat messages, found {_describe(value)}", "prompt"
+        f"expected a prompt: text or a list of chat messages, found {described(value)}", "prompt"
     )
 
 
@@ -298,157 +383,6 @@ def _stratum(value: Any) -> str:
     if isinstance(value, list | tuple | dict):
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
-
-
-# --------------------------------------------------------------------------- values
-
-
-def _identifier(value: Any) -> str:
-    if type(value) is str:
-        if value.strip():
-            return value
-    elif isinstance(value, int | np.integer) and not isinstance(value, bool):
-        return str(int(value))
-    raise Problem(f"expected an item id (text or integer), found {_describe(value)}", "item_id")
-
-
-def _amount(value: Any, field: str) -> float | None:
-    # Exact type checks first: this runs for every response, and the numbers.Real check
-    # (an ABC) costs more than the rest of the function.
-    kind = type(value)
-    number: float | None = None
-    try:
-        if kind is float or kind is int:
-            number = float(value)
-        elif kind is str:
-            if not value:
-                return None
-            try:
-                number = float(value)
-            except ValueError:
-                number = None
-        elif _is_missing(value):
-            return None
-        elif isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
-            number = float(value)
-    except OverflowError:  # an integer beyond the largest float
-        number = math.inf
-    if number is not None and math.isnan(number):
-        return None  # NaN is how pandas and JSON writers spell "missing" in a number column
-    if number is None or not 0 <= number < math.inf:
-        raise Problem(f"expected a non-negative number, found {_describe(value)}", field)
-    return number
-
-
-def _count(value: Any, field: str) -> int | None:
-    kind = type(value)
-    number: float | int | None = None
-    if kind is int:
-        number = value
-    elif kind is str:
-        if not value:
-            return None
-        try:
-            number = int(value)
-        except ValueError:
-            try:
-                number = float(value)
-            except ValueError:
-                number = None
-    elif _is_missing(value):
-        return None
-    elif isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
-        number = value
-    if isinstance(number, float | np.floating):
-        if math.isnan(number):
-            return None
-        # 12.0 is accepted: float columns are how pandas writes integers next to missing values.
-        number = int(number) if math.isfinite(number) and number.is_integer() else None
-    if number is None or number < 0:
-        raise Problem(f"expected a non-negative integer, found {_describe(value)}", field)
-    return int(number)
-
-
-def _messages(value: Any, encoded: bool, *, prompt: bool = False) -> tuple[ChatMessage, ...]:
-    """Chat messages: a list of {role, content}; in CSV and Parquet text cells, JSON-encoded.
-    A prompt needs at least one message and must end with the user's turn."""
-    field = "prompt" if prompt else "context"
-    if isinstance(value, str) and encoded:
-        try:
-            value = parse_json(value)
-        except Problem as problem:
-            raise Problem(problem.message, field) from None
-        except json.JSONDecodeError as exc:
-            raise Problem(
-                f"expected chat messages as a JSON list of {{role, content}} objects, found "
-                f"malformed JSON ({exc.msg} at character {exc.pos + 1})",
-                field,
-            ) from None
-    if not is_sequence(value):
-        how = "a JSON-encoded list" if encoded else "a list"
-        raise Problem(
-            f"expected chat messages as {how} of {{role, content}} objects, "
-            f"found {_describe(value)}",
-            field,
-        )
-    messages = []
-    for number, message in enumerate(value, start=1):
-        if not isinstance(message, Mapping):
-            raise Problem(
-                f"message {number}: expected an object with role and content, "
-                f"found {_describe(message)}",
-                field,
-            )
-        extra = sorted(set(message) - {"role", "content"})
-        if extra:
-            raise Problem(
-                f"message {number}: unexpected key {extra[0]!r}; a message has only role "
-                "and content",
-                field,
-            )
-        role = message.get("role", _MISSING)
-        if not isinstance(role, str) or role not in _ROLES:
-            raise Problem(
-                f"message {number}: expected role system, user or assistant, "
-                f"found {_describe(role)}",
-                field,
-            )
-        content = message.get("content", _MISSING)
-        if not isinstance(content, str):
-            raise Problem(
-                f"message {number}: expected content as text, found {_describe(content)}", field
-            )
-        messages.append(ChatMessage(role=role, content=content))
-    if prompt:
-        if not messages:
-            raise Problem("expected at least one chat message, found an empty list", field)
-        if messages[-1].role != "user":
-            raise Problem(
-                f"the last message must be the user's turn, found role {messages[-1].role!r} "
-                f"(message {len(messages)})",
-                field,
-            )
-    return tuple(messages)
-
-
-def _is_missing(value: Any) -> bool:
-    return (
-        value is None
-        or value is _MISSING
-        or is_pandas_missing(value)
-        or (isinstance(value, float) and math.isnan(value))
-    )
-
-
-def _is_blank(value: Any) -> bool:
-    """Missing, or an empty cell (CSV cannot tell an empty string from a missing value)."""
-    return _is_missing(value) or (isinstance(value, str) and not value)
-
-
-def _describe(value: Any) -> str:
-    if value is _MISSING:
-        return "nothing (the key is absent)"
-    return describe(value)
 
 
 # --------------------------------------------------------------------------- header checks

@@ -5,7 +5,7 @@ SQLite index instead of memory (`SeenInIndex`, what a streaming prepare uses).""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -38,7 +38,9 @@ class SeenPairs:
         system_index = self._systems.setdefault(system, len(self._systems))
         return (item << 32) | system_index
 
-    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
+    def add(
+        self, keys: list[Any], positions: Sequence[int], rows: Sequence[Any] = ()
+    ) -> tuple[int, int] | None:
         """Record one chunk's keys. Returns (index in the chunk, earlier position) of the first
         key already seen, in file order; nothing is recorded then."""
         if not keys:
@@ -75,13 +77,16 @@ class SeenPairs:
 
 class SeenKeys(Protocol):
     """What the loaders ask of a duplicate detector: `add` one chunk's keys (any hashable,
-    from `key`) with their positions; get back (index in the chunk, earlier position) of the
-    first key seen before, in file order (the load then fails: the detector is not used
-    again)."""
+    from `key`) with their positions and the rows they are the keys of; get back (index in
+    the chunk, earlier position) of the first key seen before, in file order (the load then
+    fails: the detector is not used again). A detector may keep the rows (`SeenInIndex`
+    storing them) or ignore them."""
 
     def key(self, *parts: str) -> Hashable: ...
 
-    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None: ...
+    def add(
+        self, keys: list[Any], positions: Sequence[int], rows: Sequence[Any] = ()
+    ) -> tuple[int, int] | None: ...
 
 
 class SeenIds:
@@ -93,7 +98,9 @@ class SeenIds:
     def key(self, *parts: str) -> str:
         return parts[0]
 
-    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
+    def add(
+        self, keys: list[Any], positions: Sequence[int], rows: Sequence[Any] = ()
+    ) -> tuple[int, int] | None:
         for index, key in enumerate(keys):
             if key in self._first:
                 return index, self._first[key]
@@ -101,33 +108,70 @@ class SeenIds:
         return None
 
 
+Values = Callable[[Any, int], Sequence[object]]
+"""A row and its position -> the values of a table row that stores it."""
+
+
 class SeenInIndex:
     """Exact duplicate detection in a SQLite table (`db`, a scratch connection its owner
     keeps): memory holds one chunk, not one entry per distinct item, which `SeenPairs`' item
     dictionary does (~100 bytes each: 50 MB at 500,000 items). `name` is the table, created
-    here; `width` the number of key parts."""
+    here; `width` the number of key parts.
 
-    def __init__(self, db: sqlite3.Connection, name: str, width: int) -> None:
+    `SeenInIndex.storing` makes the detector of a table that holds the rows themselves (a
+    streaming prepare's index): each row is stored as it is checked, and the table's primary
+    key is the check, so a row costs one insert rather than two."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        name: str,
+        width: int,
+        *,
+        keys: Sequence[str] | None = None,
+        values: Values | None = None,
+    ) -> None:
         self._db, self._name, self._width = db, name, width
-        columns = ", ".join(f"k{i} TEXT NOT NULL" for i in range(width))
-        primary = ", ".join(f"k{i}" for i in range(width))
-        db.execute(
-            f"CREATE TABLE IF NOT EXISTS {name} ({columns}, position INTEGER NOT NULL, "
-            f"PRIMARY KEY ({primary})) WITHOUT ROWID"
-        )
-        self._match = " AND ".join(f"k{i} = ?" for i in range(width))
-        self._insert = f"INSERT INTO {name} VALUES ({', '.join('?' * (width + 1))})"
+        names = list(keys) if keys is not None else [f"k{i}" for i in range(width)]
+        if values is None:
+            columns = ", ".join(f"{n} TEXT NOT NULL" for n in names)
+            db.execute(
+                f"CREATE TABLE IF NOT EXISTS {name} ({columns}, position INTEGER NOT NULL, "
+                f"PRIMARY KEY ({', '.join(names)})) WITHOUT ROWID"
+            )
+            self._insert = f"INSERT INTO {name} VALUES ({', '.join('?' * (width + 1))})"
+        else:
+            width = len(db.execute(f"SELECT * FROM {name} LIMIT 0").description)
+            self._insert = f"INSERT INTO {name} VALUES ({', '.join('?' * width)})"
+        self._values = values
+        self._match = " AND ".join(f"{n} = ?" for n in names)
+
+    @classmethod
+    def storing(
+        cls, db: sqlite3.Connection, table: str, keys: Sequence[str], values: Values
+    ) -> SeenInIndex:
+        """The detector of `table` (made by its owner, with `keys` its primary key and a
+        `position` column): `values(row, position)` gives each row's values, in the table's
+        column order."""
+        return cls(db, table, len(keys), keys=keys, values=values)
 
     def key(self, *parts: str) -> tuple[str, ...]:
         return parts
 
-    def add(self, keys: list[Any], positions: Sequence[int]) -> tuple[int, int] | None:
-        rows = [(*key, position) for key, position in zip(keys, positions, strict=False)]
+    def add(
+        self, keys: list[Any], positions: Sequence[int], rows: Sequence[Any] = ()
+    ) -> tuple[int, int] | None:
+        values = self._values
+        stored = (
+            [(*key, position) for key, position in zip(keys, positions, strict=False)]
+            if values is None
+            else [values(row, position) for row, position in zip(rows, positions, strict=False)]
+        )
         # Repeats are rare: insert the chunk at once, and look for the repeat only when the
         # primary key refuses one (the chunk's rows are then undone).
         try:
             with savepoint(self._db, "seen"):
-                self._db.executemany(self._insert, rows)
+                self._db.executemany(self._insert, stored)
             return None
         except sqlite3.IntegrityError:
             pass

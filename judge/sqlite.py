@@ -64,13 +64,15 @@ def connect(path: Path) -> sqlite3.Connection:
 
 def connect_scratch(path: Path) -> sqlite3.Connection:
     """A new scratch file at `path` (an older one is replaced), for one process's working data
-    (prepare's index of its input): autocommit, no journal, no fsync. A crash loses it; its
-    owner rebuilds it from its inputs."""
+    (prepare's index of its input): autocommit, no journal file, no fsync. A crash loses it; its
+    owner rebuilds it from its inputs. The rollback journal is kept in memory (a batch's worth
+    of pages): without one, SQLite cannot undo a batch (`savepoint`), and a batch refused
+    part-way (a repeated key) would stay half-written."""
     for stale in (path, path.with_name(path.name + "-journal")):
         stale.unlink(missing_ok=True)
     try:
         conn = sqlite3.connect(path, isolation_level=None)
-        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA journal_mode = MEMORY")
         conn.execute("PRAGMA synchronous = OFF")
     except sqlite3.Error as exc:
         raise _unusable(path, exc) from None

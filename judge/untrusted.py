@@ -106,8 +106,21 @@ def parse_json(text: str) -> Any:
             f"a number with more than {limit} digits; expected a number of usual size",
             _top_key(text, digits.start() if digits else len(text)),
         ) from None
-    _check_value(value, None, 0)
+    if _may_hold_trouble(text):
+        _check_value(value, None, 0)
     return value
+
+
+def _may_hold_trouble(text: str) -> bool:
+    """Whether the document `text` parsed into could nest too deep or hold a lone surrogate:
+    a few scans of the text at C speed, instead of walking every value in Python. Surrogates
+    come from `\\ud...` escapes (or are in the text itself); nesting needs that many brackets."""
+    return (
+        text.count("[") + text.count("{") > MAX_NESTING
+        or "\\ud" in text
+        or "\\uD" in text
+        or (not text.isascii() and _LONE_SURROGATE.search(text) is not None)
+    )
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -4,22 +4,30 @@ the whole table.
 
 Responses arrive in file order; pairing needs each item's responses together. The index keeps
 them by (item_id, system), so one sorted read gives them item by item, whatever the file's
-order. It is scratch: written without journal or fsync, deleted when prepare ends, and rebuilt
-from the input by the next prepare if a crash leaves it behind.
+order. It is scratch: written without a journal file or fsync, deleted when prepare ends, and
+rebuilt from the input by the next prepare if a crash leaves it behind.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from judge.data import iter_items, iter_responses
-from judge.duplicates import SeenInIndex
-from judge.sqlite import connect_scratch, savepoint
+from judge.data import iter_item_rows, iter_response_rows
+from judge.duplicates import SeenInIndex, SeenKeys
+from judge.run.staged_rows import (
+    ITEM_COLUMNS,
+    RESPONSE_COLUMNS,
+    item_of,
+    item_values,
+    response_of,
+    response_values,
+)
+from judge.sqlite import connect_scratch, savepoint, select_in
 from judge.types import BlindedPair, BlindedResponse, Item, Response
 
 _BATCH = 2_000
@@ -28,18 +36,33 @@ _READ_ROWS = 5_000
 """Rows of the responses file parsed at a time (each ~1.5 KB as parsed)."""
 
 _SCHEMA = """
-CREATE TABLE items (item_id TEXT PRIMARY KEY, data TEXT NOT NULL) WITHOUT ROWID;
+-- Each input table's rows are stored as they are checked; the primary keys find repeats, and
+-- `position` (the row's line) is what a repeat's error names as the earlier one.
+CREATE TABLE items (
+    item_id TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL,  -- the text, or JSON chat messages when `chat`
+    chat INTEGER NOT NULL,
+    reference TEXT,
+    strata TEXT,  -- JSON, when the item has any
+    position INTEGER NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE responses (
     item_id TEXT NOT NULL,
     system TEXT NOT NULL,
-    data TEXT NOT NULL,
+    output TEXT NOT NULL,
+    context TEXT,  -- JSON chat messages, when the response has earlier turns
     latency_s REAL,
     cost_usd REAL,
+    tokens INTEGER,
     empty INTEGER NOT NULL,
     rule TEXT,
     answer BLOB,
+    position INTEGER NOT NULL,
     PRIMARY KEY (item_id, system)
 ) WITHOUT ROWID;
+-- Responses of systems not in `data.systems`: counted, never judged.
+CREATE TABLE set_aside (item_id TEXT NOT NULL, system TEXT NOT NULL, position INTEGER NOT NULL,
+    PRIMARY KEY (item_id, system)) WITHOUT ROWID;
 -- Constant answers are counted per (system, answer) through this index, without a sort.
 CREATE INDEX responses_by_answer ON responses (system, answer) WHERE answer IS NOT NULL;
 CREATE TABLE pairs (item_id TEXT NOT NULL, pair_id TEXT NOT NULL, data TEXT NOT NULL,
@@ -93,13 +116,16 @@ class Staging:
     def load_items(self, path: Path) -> Container[str]:
         """Index the items table; returns its item ids (responses must answer one of them),
         looked up in the index rather than held in memory."""
-        batch: list[tuple[object, ...]] = []
-        for item in iter_items(path, seen=SeenInIndex(self._db, "seen_items", 1)):
-            batch.append((item.item_id, item.model_dump_json()))
+        stored = SeenInIndex.storing(
+            self._db,
+            "items",
+            ("item_id",),
+            lambda row, position: (*item_values(row), position),
+        )
+        for _ in iter_item_rows(path, seen=stored):
             self.items += 1
-            if len(batch) >= _BATCH:
-                self._insert("INSERT INTO items VALUES (?, ?)", batch)
-        self._insert("INSERT INTO items VALUES (?, ?)", batch)
+            if self.items % _BATCH == 0:
+                self.check()
         return _Indexed(self._db)
 
     def load_responses(
@@ -112,38 +138,37 @@ class Staging:
     ) -> None:
         """Index the responses table; those of systems not in `keep` (None: all) are counted
         and set aside."""
-        sql = (
-            "INSERT INTO responses (item_id, system, data, latency_s, cost_usd, empty) "
-            "VALUES (?, ?, ?, ?, ?, ?)"
-        )
-        batch: list[tuple[object, ...]] = []
         # Repeats are looked for in this index, not in memory: flat at millions of items.
-        responses = iter_responses(
+        stored: SeenKeys = SeenInIndex.storing(
+            self._db,
+            "responses",
+            ("item_id", "system"),
+            lambda row, position: (*response_values(row), None, None, position),
+        )
+        if keep is not None:
+            other = SeenInIndex.storing(
+                self._db,
+                "set_aside",
+                ("item_id", "system"),
+                lambda row, position: (row.item_id, row.system, position),
+            )
+            stored = _Split(stored, other, keep)
+        responses = iter_response_rows(
             path,
             item_ids,
             allow_empty_outputs=allow_empty_outputs,
             chunk_rows=_READ_ROWS,
-            seen=SeenInIndex(self._db, "seen_responses", 2),
+            seen=stored,
         )
-        for r in responses:
+        for read, r in enumerate(responses, start=1):
+            if read % _BATCH == 0:
+                self.check()
             if keep is not None and r.system not in keep:
                 self.set_aside += 1
                 self.other_systems.add(r.system)
-                continue
-            self.systems[r.system] = self.systems.get(r.system, 0) + 1
-            empty = not r.output.strip()
-            batch.append((r.item_id, r.system, r.model_dump_json(), r.latency_s, r.cost_usd, empty))
-            if len(batch) >= _BATCH:
-                self._insert(sql, batch)
-        self._insert(sql, batch)
+            else:
+                self.systems[r.system] = self.systems.get(r.system, 0) + 1
         self.responses = sum(self.systems.values())
-
-    def _insert(self, sql: str, batch: list[tuple[object, ...]]) -> None:
-        # Duplicates were refused by the loaders (with their file and line), so none reach here.
-        self.check()
-        if batch:
-            self._many(sql, batch)
-            batch.clear()
 
     def _many(self, sql: str, rows: Iterable[Sequence[object]]) -> None:
         # One transaction per batch: in autocommit every row would be a transaction of its own
@@ -161,7 +186,7 @@ class Staging:
         while True:
             # Keyset pagination: no statement stays open while the caller works on a page.
             rows = self._db.execute(
-                "SELECT item_id, data, rule, answer FROM responses"
+                f"SELECT {RESPONSE_COLUMNS}, rule, answer FROM responses"
                 + ("" if first else " WHERE item_id > ?")
                 + " ORDER BY item_id, system LIMIT ?",
                 (_BATCH,) if first else (last, _BATCH),
@@ -171,12 +196,12 @@ class Staging:
             # A page may cut an item's responses: finish that item before yielding it.
             tail = rows[-1][0]
             rows += self._db.execute(
-                "SELECT item_id, data, rule, answer FROM responses WHERE item_id = ? "
+                f"SELECT {RESPONSE_COLUMNS}, rule, answer FROM responses WHERE item_id = ? "
                 "ORDER BY system LIMIT -1 OFFSET ?",
                 (tail, sum(1 for r in rows if r[0] == tail)),
             ).fetchall()
             items = self._items({r[0] for r in rows})
-            group: list[tuple[str, str, str | None, bytes | None]] = []
+            group: list[tuple[Any, ...]] = []
             for row in rows:
                 if group and group[0][0] != row[0]:
                     yield self._group(items, group)
@@ -187,33 +212,24 @@ class Staging:
             last, first = tail, False
 
     def _items(self, ids: set[str]) -> dict[str, Item]:
-        wanted = sorted(ids)
-        out: dict[str, Item] = {}
-        for start in range(0, len(wanted), 500):
-            chunk = wanted[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for item_id, data in self._db.execute(
-                f"SELECT item_id, data FROM items WHERE item_id IN ({marks})", chunk
-            ):
-                out[item_id] = Item.model_validate_json(data)
-        return out
+        select = f"SELECT {ITEM_COLUMNS} FROM items"
+        return {row[0]: item_of(row) for row in select_in(self._db, select, "item_id", sorted(ids))}
 
     @staticmethod
-    def _group(
-        items: dict[str, Item], rows: list[tuple[str, str, str | None, bytes | None]]
-    ) -> ItemGroup:
-        responses = [Response.model_validate_json(r[1]) for r in rows]
+    def _group(items: dict[str, Item], rows: list[tuple[Any, ...]]) -> ItemGroup:
         return ItemGroup(
-            item=items[rows[0][0]], responses=responses, scans=[(r[2], r[3]) for r in rows]
+            item=items[rows[0][0]],
+            responses=[response_of(r) for r in rows],
+            scans=[r[-2:] for r in rows],
         )
 
     def unanswered_items(self) -> Iterator[Item]:
         """The items no kept response answers (stored with the run, never judged)."""
-        for (data,) in self._db.execute(
-            "SELECT data FROM items i WHERE NOT EXISTS "
+        for row in self._db.execute(
+            f"SELECT {ITEM_COLUMNS} FROM items i WHERE NOT EXISTS "
             "(SELECT 1 FROM responses r WHERE r.item_id = i.item_id) ORDER BY item_id"
         ).fetchall():
-            yield Item.model_validate_json(data)
+            yield item_of(row)
 
     def answered(
         self, systems: Collection[str], flagged: Collection[tuple[str, str]]
@@ -266,8 +282,9 @@ class Staging:
         """Run `detect` on every response's output now (the canaries must know the flagged
         answers before pairing), storing its (rule, constant-answer key)."""
         updates: list[tuple[object, ...]] = []
-        for item_id, system, data in self._paged("SELECT item_id, system, data FROM responses", 3):
-            output = json.loads(data)["output"]
+        for item_id, system, output in self._paged(
+            "SELECT item_id, system, output FROM responses", 3
+        ):
             updates.append((*detect(output), item_id, system))
             if len(updates) >= _BATCH:
                 self._update_scans(updates)
@@ -398,12 +415,39 @@ class Staging:
             last = (rows[-1][0], rows[-1][1])
 
 
+class _Split:
+    """Repeats among the kept responses and among the set-aside ones, each stored in its own
+    table: a repeated (item_id, system) pair has one system, so both rows fall on one side."""
+
+    def __init__(self, kept: SeenInIndex, other: SeenInIndex, keep: Collection[str]) -> None:
+        self._sides, self._keep = (kept, other), keep
+
+    def key(self, *parts: str) -> tuple[str, ...]:
+        return parts
+
+    def add(
+        self, keys: list[Any], positions: Sequence[int], rows: Sequence[Any] = ()
+    ) -> tuple[int, int] | None:
+        kept = [key[1] in self._keep for key in keys]
+        found: list[tuple[int, int]] = []
+        for side, wanted in zip(self._sides, (True, False), strict=True):
+            chosen = [i for i, k in enumerate(kept) if k is wanted]
+            if not chosen:
+                continue
+            repeat = side.add(
+                [keys[i] for i in chosen], [positions[i] for i in chosen], [rows[i] for i in chosen]
+            )
+            if repeat is not None:
+                found.append((chosen[repeat[0]], repeat[1]))
+        return min(found, default=None)
+
+
 class _Indexed:
-    """The item ids of the index, as a container (`in`): one indexed lookup each."""
+    """The item ids of the index, looked up a batch at a time (`judge.data.ItemLookup`)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db
 
-    def __contains__(self, item_id: object) -> bool:
-        found = self._db.execute("SELECT 1 FROM items WHERE item_id = ?", (item_id,))
-        return found.fetchone() is not None
+    def among(self, ids: set[str]) -> set[str]:
+        select = "SELECT item_id FROM items"
+        return {item_id for (item_id,) in select_in(self._db, select, "item_id", sorted(ids))}

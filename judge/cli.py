@@ -165,6 +165,11 @@ def run(
     """Blind, judge (both orders, cross-family), aggregate. Resumable: run it again on the same
     run dir to continue where it stopped; nothing is paid for twice. Ctrl-C stops it and
     prints where it stopped and the command that continues (exit 130)."""
+    if workers <= 1 and not dry_run:
+        from judge.run.prepare_process import start_spare
+
+        # Its imports (half a second) overlap this process's reading the config and locking.
+        start_spare()
     from judge.config import load_config
     from judge.console import print_dry_run, print_run_outcome
     from judge.progress import progress_display

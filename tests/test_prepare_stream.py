@@ -220,7 +220,6 @@ def test_the_prepare_process_dies_with_its_parent(tmp_path: Path) -> None:
     import os
     import subprocess
     import sys
-    import time
 
     items, responses = write_dataset(
         tmp_path, 3000, {"sys-a": lambda i: f"Answer {i} from a.", "sys-b": lambda i: f"B {i}."}
@@ -236,18 +235,7 @@ def test_the_prepare_process_dies_with_its_parent(tmp_path: Path) -> None:
     )
     assert done.returncode == -9, done.stderr
     child = int(done.stdout.split()[0])
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            os.kill(child, 0)
-        except ProcessLookupError:
-            break
-        with open(f"/proc/{child}/stat") as stat:  # a zombie (reaped by init soon) is dead
-            if stat.read().split(") ")[1].startswith("Z"):
-                break
-        time.sleep(0.05)
-    else:
-        pytest.fail(f"the prepare process {child} outlived its parent")
+    assert _gone(child, 10), f"the prepare process {child} outlived its parent"
     with RunDir(tmp_path / "run").open_store() as store:
         assert store.get_meta("config_hash") is None  # stopped part-way, as the kill left it
 
@@ -346,3 +334,54 @@ def test_a_prepare_that_fails_midway_stops_the_judging(tmp_path: Path) -> None:
     ((replies,),) = db.execute("SELECT COUNT(*) FROM judge_responses").fetchall()
     # Two connections at 0.5 s: a few requests answered before the failure, far from all.
     assert requests > 100 and replies < 40
+
+
+_SPARE_PARENT = """
+import os, signal, sys
+from judge.run import prepare_process
+
+prepare_process.start_spare()
+spare = prepare_process._spare
+print(spare.process.pid, "fork" if spare.process._popen.method == "fork" else "spawn", flush=True)
+if sys.argv[1] == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _gone(pid: int, within_s: float) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        with open(f"/proc/{pid}/stat") as stat:  # a zombie (reaped by init soon) is dead
+            if stat.read().split(") ")[1].startswith("Z"):
+                return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_an_unused_spare_prepare_process_ends_with_its_parent(how: str) -> None:
+    """`judge run` starts its prepare process before it reads its config (forked: nothing
+    else runs yet); a run that never prepares (a config error, a busy run dir) or dies leaves
+    no process behind."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _SPARE_PARENT, how],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
+    assert done.returncode == (-9 if how == "kill" else 0), done.stderr
+    pid, method = done.stdout.split()
+    assert method == "fork"
+    assert _gone(int(pid), 10), f"the spare prepare process {pid} outlived its parent"

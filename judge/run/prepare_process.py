@@ -5,6 +5,11 @@ another core instead of taking turns with the runner's event loop.
 The child works under the run dir's lock its parent holds (it never takes it), reports its
 steps, each stored chunk and its outcome through a queue, and stops at its next batch when
 the parent asks (Ctrl-C, an error). What it stored stays stored: a later prepare completes it.
+
+A spawned interpreter spends about half a second importing the prepare code before it can
+read a line of input. `start_spare` (what `judge run` calls first) starts one before this
+process has read its config, so the two start up side by side; the next `PrepareProcess`
+hands it its job instead of spawning another.
 """
 
 from __future__ import annotations
@@ -19,14 +24,67 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from judge.config import RunConfig
 from judge.errors import JudgeError
-from judge.rundir import RunDir
-from judge.tally import Tally
+
+if TYPE_CHECKING:  # `start_spare` runs before this process has loaded them
+    from judge.config import RunConfig
+    from judge.rundir import RunDir
+    from judge.tally import Tally
 
 _PR_SET_PDEATHSIG = 1
+_JOB_POLL_S = 0.5
+"""How often a waiting child looks whether its parent is still there."""
+
+
+class _Child:
+    """A process that imports the prepare code, then waits for its one job. Spawned (a fresh
+    interpreter), or forked where that is safe: `forked` only from a process that has no
+    other thread yet (a fork copies no thread, so a lock another thread held would stay held
+    in the child), and only on Linux (macOS' system libraries do not survive a fork)."""
+
+    def __init__(self, *, forked: bool = False) -> None:
+        context = multiprocessing.get_context("fork" if forked else "spawn")
+        self.jobs: Any = context.Queue()
+        self.events: Any = context.Queue()
+        self.stop = context.Event()
+        self.process = context.Process(
+            target=_child,
+            args=(self.jobs, self.events, self.stop, os.getpid()),
+            name="judge-prepare",
+            daemon=True,
+        )
+        self.process.start()
+
+
+_spare: _Child | None = None
+_spare_guard = threading.Lock()
+
+
+def start_spare() -> None:
+    """Start the next `PrepareProcess`'s child now, so that its imports overlap whatever this
+    process does before it has a prepare to give it. Unused, it ends with this process. Call
+    it before this process opens files or starts threads (`judge run` does, first thing)."""
+    global _spare
+    # Forked, it starts with this process's imports and without an interpreter to start: the
+    # child is ready a fifth of a second sooner.
+    forked = sys.platform.startswith("linux") and threading.active_count() == 1
+    with _spare_guard:
+        if _spare is None:
+            if forked:  # what is buffered would be written twice: by this process and the child
+                sys.stdout.flush()
+                sys.stderr.flush()
+            _spare = _Child(forked=forked)
+
+
+def _take_child() -> _Child:
+    global _spare
+    with _spare_guard:
+        child, _spare = _spare, None
+    if child is not None and child.process.is_alive():
+        return child
+    return _Child()
 
 
 class PrepareProcess:
@@ -35,9 +93,8 @@ class PrepareProcess:
     requests may come."""
 
     def __init__(self, config: RunConfig, rundir: RunDir, log: Callable[[str], None]) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._events: Any = context.Queue()
-        self._stop = context.Event()
+        self._job = (config, str(rundir.path))
+        self._child: _Child | None = None
         self._log = log
         self.started = threading.Event()
         self.preparing = threading.Event()
@@ -48,17 +105,18 @@ class PrepareProcess:
         self._stored = 0
         """Requests the store holds, as of the prepare's last chunk."""
         self._tally: Tally | None = None
-        self._process = context.Process(
-            target=_child,
-            args=(config, str(rundir.path), self._events, self._stop, os.getpid()),
-            name="judge-prepare",
-            daemon=True,
-        )
         self._pump = threading.Thread(target=self._listen, name="judge-prepare-events", daemon=True)
 
     def start(self) -> None:
-        self._process.start()
+        """Give the prepare to a child (the spare one, if `start_spare` started it)."""
+        self._child = _take_child()
+        self._child.jobs.put(self._job)
         self._pump.start()
+
+    @property
+    def _process(self) -> Any:
+        assert self._child is not None, "start() first"
+        return self._child.process
 
     def follow(self, tally: Tally) -> None:
         """Keep `tally`'s total at what the store holds as chunks are stored, and final once
@@ -75,7 +133,8 @@ class PrepareProcess:
 
     def stop(self) -> None:
         """Ask the child to stop at its next batch, and wait for it."""
-        self._stop.set()
+        assert self._child is not None, "start() first"
+        self._child.stop.set()
         self._pump.join()
         self._process.join()
 
@@ -91,10 +150,11 @@ class PrepareProcess:
             raise self._outcome["error"]
 
     def _listen(self) -> None:
+        assert self._child is not None
         try:
             while True:
                 try:
-                    kind, value = self._events.get(timeout=0.2)
+                    kind, value = self._child.events.get(timeout=0.2)
                 except queue.Empty:
                     if not self._process.is_alive() and self._process.exitcode is not None:
                         code = self._process.exitcode
@@ -151,14 +211,22 @@ class _Stop:
         return bool(self._event.is_set()) or os.getppid() != self._parent
 
 
-def _child(config: RunConfig, path: str, events: Any, stop: Any, parent: int) -> None:
+def _child(jobs: Any, events: Any, stop: Any, parent: int) -> None:
     # Ctrl-C is the parent's to handle: it sets `stop`, and this stops between batches.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         # Killed with the parent (kill -9 included), at once rather than at the next batch.
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     from judge.run.prepare import prepare_locked
+    from judge.rundir import RunDir
 
+    while True:
+        try:
+            config, path = jobs.get(timeout=_JOB_POLL_S)
+            break
+        except queue.Empty:
+            if os.getppid() != parent or stop.is_set():
+                return  # a spare nobody used
     try:
         summary = prepare_locked(
             config,

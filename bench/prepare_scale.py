@@ -40,7 +40,12 @@ def generate(directory: Path, responses: int, seed: int = 0) -> tuple[Path, Path
     """Items and responses tables (JSONL) of `responses` answers by 2 systems."""
     rng = random.Random(seed)
     items_path, responses_path = directory / "items.jsonl", directory / "responses.jsonl"
-    with items_path.open("w") as items, responses_path.open("w") as out:
+    # Written under temporary names and renamed when complete: `--keep` reuses the files, and
+    # an interrupted generation must not leave a cut table behind to be measured.
+    items_part, responses_part = (
+        p.with_suffix(".jsonl.part") for p in (items_path, responses_path)
+    )
+    with items_part.open("w") as items, responses_part.open("w") as out:
         for i in range(responses // 2):
             prompt = " ".join(rng.choices(_WORDS, k=rng.randint(8, 30))) + "?"
             items.write(json.dumps({"item_id": f"q{i}", "prompt": prompt, "category": f"c{i % 8}"}))
@@ -49,6 +54,8 @@ def generate(directory: Path, responses: int, seed: int = 0) -> tuple[Path, Path
                 text = " ".join(rng.choices(_WORDS, k=rng.randint(30, 120)))
                 out.write(json.dumps({"item_id": f"q{i}", "system": system, "output": text}))
                 out.write("\n")
+    items_part.replace(items_path)
+    responses_part.replace(responses_path)
     return items_path, responses_path
 
 

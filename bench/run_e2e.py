@@ -8,7 +8,10 @@ request it received. Data: N/2 items x 2 systems, short outputs, one judge, both
 requests. Ideal end to end = 256 / 0.2 s = 1,280 requests/s.
 
     .venv/bin/python bench/run_e2e.py [--sizes 5000,50000] [--repeat 3]
-        [--baseline-ref REF] [--transport http]
+        [--baseline-ref REF] [--transport http] [--first-only]
+
+`--first-only` stops each run once the simulator has seen its first request: time to first
+request at sizes too large to judge through (10^6 requests).
 
 `--baseline-ref REF` runs the same measurement with the code of git commit REF (exported to
 a temporary directory), interleaved with this tree's runs: side by side, on the same machine
@@ -72,25 +75,35 @@ def _reset(sim: str) -> None:
         pass
 
 
-def one_run(code: Path, config: Path, sim: str, root: Path) -> dict[str, float]:
+def one_run(
+    code: Path, config: Path, sim: str, root: Path, first_only: bool = False
+) -> dict[str, float]:
     run_dir = root / "run"
     shutil.rmtree(run_dir, ignore_errors=True)
     _reset(sim)
     env = {**os.environ, "PYTHONPATH": str(code), "OPENAI_API_KEY": "sk-bench"}
     started = time.time()
-    done = subprocess.run(
+    run = subprocess.Popen(
         [sys.executable, "-m", "judge.cli", "run", str(config), "--run-dir", str(run_dir),
          "--quiet", "--cache", str(root / "cache.sqlite")],
         env=env,
         cwd=code,  # `-m` puts the working directory first on sys.path, before PYTHONPATH
-        capture_output=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
         text=True,
     )  # fmt: skip
+    if first_only:
+        while run.poll() is None and not _stats(sim)["requests"]:
+            time.sleep(0.02)
+        run.kill()  # its prepare process dies with it
+    stderr = run.communicate()[1]
     ended = time.time()
     (root / "cache.sqlite").unlink(missing_ok=True)
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"judge run failed ({done.returncode}):\n{done.stderr[-2000:]}")
+    if run.returncode not in (0, 1) and not first_only:
+        raise SystemExit(f"judge run failed ({run.returncode}):\n{stderr[-2000:]}")
     stats = _stats(sim)
+    if first_only:
+        return {"first_s": stats["first_request_unix"] - started, "requests": stats["requests"]}
     return {
         "first_s": stats["first_request_unix"] - started,
         "last_s": stats["last_request_unix"] - started,
@@ -105,6 +118,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--baseline-ref", help="also measure the code of this git commit")
     parser.add_argument("--transport", choices=["http", "sdk"], default=None)
+    parser.add_argument("--first-only", action="store_true", help="stop at the first request")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="run-e2e-"))
     codes = {"this tree": REPO}
@@ -127,10 +141,14 @@ def main() -> None:
             results: dict[str, list[dict[str, float]]] = {name: [] for name in codes}
             for _ in range(args.repeat):
                 for name, code in codes.items():  # interleaved: same machine state
-                    results[name].append(one_run(code, config, sim, data))
+                    results[name].append(one_run(code, config, sim, data, args.first_only))
             print(f"\n{n:,} requests (ideal {ideal:,.0f}/s), median of {args.repeat}:")
             for name, runs in results.items():
                 first = statistics.median(r["first_s"] for r in runs)
+                if args.first_only:
+                    each = ", ".join(f"{r['first_s']:.2f}" for r in runs)
+                    print(f"  {name:>12}: first request {first:5.2f} s ({each})")
+                    continue
                 wall = statistics.median(r["wall_s"] for r in runs)
                 judging = statistics.median(r["last_s"] - r["first_s"] for r in runs)
                 sent = statistics.median(r["requests"] for r in runs)

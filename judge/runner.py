@@ -226,6 +226,10 @@ class Runner:
                 ]
             for request in page:
                 await queues[request.judge].put(request)
+            # A put into a queue with room does not yield: without this, the next page is read
+            # (and the one after, while a prepare keeps storing) before any worker has run,
+            # and the first requests wait until the queues are full.
+            await asyncio.sleep(0)
         for judge, queue in queues.items():
             for _ in range(counts[judge]):
                 await queue.put(None)

@@ -82,6 +82,10 @@ class _HTTPProvider(Provider):
         # As the SDKs' httpx client: HTTP(S)_PROXY and NO_PROXY are honoured. Resolved once
         # here: aiohttp's trust_env looks them up again for every request (~0.1 ms of CPU).
         self._proxy = _env_proxy(self._url)
+        # Built here, not with the session: loading the certificates takes ~20 ms, which the
+        # runner's first requests would wait for (`judge run` builds its providers while the
+        # prepare reads the input, and the context is shared by every provider).
+        self._tls = _tls_context()
         self._headers = self._auth_headers(self._key)
         if default_key_env:
             # The headers the SDK adds from its variables (e.g. OpenAI's organisation and
@@ -142,7 +146,7 @@ class _HTTPProvider(Provider):
             limit_per_host=0,
             keepalive_timeout=30,
             ttl_dns_cache=300,
-            ssl=_tls_context(),
+            ssl=self._tls,
         )
         # One session per event loop: a session is bound to the loop that created it, and a
         # worker process (or a test) may run several loops in turn.

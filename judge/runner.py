@@ -39,14 +39,7 @@ from judge.rubrics import Rubric, load_rubric
 from judge.rundir import RunDir
 from judge.store import RunStore
 from judge.tally import Counts
-from judge.types import (
-    ChatMessage,
-    JudgeRequest,
-    JudgeResponse,
-    ParseFailure,
-    Usage,
-    Verdict,
-)
+from judge.types import ChatMessage, JudgeRequest, JudgeResponse, ParseFailure, Usage, Verdict
 
 Outcome = tuple[JudgeResponse, Verdict | ParseFailure | None]
 
@@ -226,9 +219,8 @@ class Runner:
                 ]
             for request in page:
                 await queues[request.judge].put(request)
-            # A put into a queue with room does not yield: without this, the next page is read
-            # (and the one after, while a prepare keeps storing) before any worker has run,
-            # and the first requests wait until the queues are full.
+            # A put into a queue with room does not yield: without this, pages are read while a
+            # prepare keeps storing them, and no worker sends anything until the queues fill.
             await asyncio.sleep(0)
         for judge, queue in queues.items():
             for _ in range(counts[judge]):

@@ -227,7 +227,8 @@ def _stream_responses(
     columns = source.columns()
     if columns is not None:
         _check_header(source, columns, _RESPONSE_REQUIRED, _RESPONSE_COLUMNS, "a responses")
-    known: Container[str] = () if isinstance(item_ids, ItemLookup) else item_ids
+    lookup = item_ids if isinstance(item_ids, ItemLookup) else None
+    known: Container[str] = () if lookup is not None else item_ids  # type: ignore[assignment]
 
     def parse(record: Mapping[str, Any]) -> ResponseRow:
         if columns is None:
@@ -241,8 +242,8 @@ def _stream_responses(
         for start in range(0, len(chunk.records), _BATCH_ROWS):
             records = chunk.records[start : start + _BATCH_ROWS]
             positions = chunk.positions[start : start + _BATCH_ROWS]
-            if isinstance(item_ids, ItemLookup):
-                known = item_ids.among(_named_items(records))
+            if lookup is not None:
+                known = lookup.among(_named_items(records))
             responses = _check_batch(source, records, positions, parse, seen, ("item_id", "system"))
             count += len(responses)
             yield from responses

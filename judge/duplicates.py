@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from judge.sqlite import savepoint
+from judge.sqlite import placeholders, savepoint
 
 
 class SeenPairs:
@@ -131,7 +131,7 @@ class SeenInIndex:
         keys: Sequence[str] | None = None,
         values: Values | None = None,
     ) -> None:
-        self._db, self._name, self._width = db, name, width
+        self._db, self._name, self._values = db, name, values
         names = list(keys) if keys is not None else [f"k{i}" for i in range(width)]
         if values is None:
             columns = ", ".join(f"{n} TEXT NOT NULL" for n in names)
@@ -139,11 +139,9 @@ class SeenInIndex:
                 f"CREATE TABLE IF NOT EXISTS {name} ({columns}, position INTEGER NOT NULL, "
                 f"PRIMARY KEY ({', '.join(names)})) WITHOUT ROWID"
             )
-            self._insert = f"INSERT INTO {name} VALUES ({', '.join('?' * (width + 1))})"
-        else:
-            width = len(db.execute(f"SELECT * FROM {name} LIMIT 0").description)
-            self._insert = f"INSERT INTO {name} VALUES ({', '.join('?' * width)})"
-        self._values = values
+        # The owner's table (`storing`) has columns beyond the key and position.
+        count = len(db.execute(f"SELECT * FROM {name} LIMIT 0").description)
+        self._insert = f"INSERT INTO {name} VALUES ({placeholders(count)})"
         self._match = " AND ".join(f"{n} = ?" for n in names)
 
     @classmethod

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judge.data import iter_item_rows, iter_response_rows
+from judge.data import ItemLookup, iter_item_rows, iter_response_rows
 from judge.duplicates import SeenInIndex, SeenKeys
 from judge.run.staged_rows import (
     ITEM_COLUMNS,
@@ -113,7 +113,7 @@ class Staging:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def load_items(self, path: Path) -> Container[str]:
+    def load_items(self, path: Path) -> ItemLookup:
         """Index the items table; returns its item ids (responses must answer one of them),
         looked up in the index rather than held in memory."""
         stored = SeenInIndex.storing(
@@ -131,7 +131,7 @@ class Staging:
     def load_responses(
         self,
         path: Path,
-        item_ids: Container[str],
+        item_ids: Container[str] | ItemLookup,
         *,
         allow_empty_outputs: bool,
         keep: Collection[str] | None,

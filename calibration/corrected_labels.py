@@ -19,6 +19,7 @@ def corrected_estimates(joined: JoinedLabels, confidence: float) -> tuple[Correc
     values = joined.values
     group = ["system_a", "system_b"] if joined.kind == "pairwise" else ["system"]
     keys = joined.keys.assign(
+        _pi=joined.inclusion if joined.inclusion is not None else np.nan,
         _y=(joined.human_counts @ values) / joined.human_counts.sum(axis=1),
         _f=values[joined.judge_code],
     )
@@ -47,7 +48,13 @@ def corrected_estimates(joined: JoinedLabels, confidence: float) -> tuple[Correc
             confidence=confidence,
             target=target,
             bounds=bounds if bounds[0] < bounds[1] else None,
+            inclusion=None if joined.inclusion is None else keys.loc[sel_l, "_pi"],
         )
+        if joined.inclusion is not None:
+            # Chosen with known, unequal probabilities: the labelled keys differ from the rest
+            # by design, and the weighting, not a test of likeness, makes the estimate valid.
+            out.append(replace(est, systems=tuple(str(s) for s in row)))
+            continue
         check = subset_check(keys.loc[sel_l, "_f"].tolist(), unl.loc[sel_u, "_f"].tolist())
         out.append(
             replace(

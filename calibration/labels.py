@@ -87,6 +87,8 @@ class JoinSummary:
     """Human labels naming at least one of `unknown_systems`."""
     judge_systems: tuple[str, ...] = ()
     """Every system the judge table names, to compare `unknown_systems` with."""
+    chosen_actively: bool = False
+    """The human table gives each key's inclusion probability (an actively chosen sample)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -96,6 +98,13 @@ class JoinSummary:
         notes = [] if self.judge_orders is None else [self.judge_orders.note()]
         if self.unknown_systems:
             notes.append(unknown_systems_note(self))
+        if self.chosen_actively:
+            notes.append(
+                "labels chosen actively (pairs the judge was unsure of drawn more often, with "
+                "known probabilities): the corrected estimates weight each label by 1 / its "
+                "probability; agreement is measured on the labelled keys as drawn, which holds "
+                "more hard keys than the run does, so it errs low"
+            )
         if self.annotator_per_row:
             notes.append(
                 "annotators: the human table has no 'annotator' column, so each row counts as "
@@ -138,6 +147,10 @@ class JoinedLabels:
     """Judge rows with a verdict and no human label: key columns, strata, `judge`."""
     summary: JoinSummary
     strata: tuple[str, ...]
+    inclusion: np.ndarray | None = None
+    """Per matched key: the known probability it was chosen for a label (the human table's
+    `inclusion` column, from an actively chosen sample); None when the table has none, i.e.
+    the labelled keys are taken as a random subset."""
 
     @property
     def mirror(self) -> np.ndarray | None:
@@ -238,6 +251,11 @@ def join_labels(
     comp = comp.sort_values(["key"], kind="stable").reset_index(drop=True)
     matched["key"] = np.arange(len(matched))
 
+    inclusion = (
+        _key_inclusion(human, human_table, matched[key_cols], key_cols)
+        if "inclusion" in human_table.columns
+        else None
+    )
     if strata:
         matched = matched.merge(key_strata, on=key_cols, how="left")
         judge_only = judge_only.merge(key_strata, on=key_cols, how="left")
@@ -263,6 +281,7 @@ def join_labels(
         unknown_systems=tuple(unknown),
         unknown_system_labels=int(naming_unknown.sum()),
         judge_systems=tuple(judge_systems),
+        chosen_actively=inclusion is not None,
     )
     return JoinedLabels(
         kind=kind,
@@ -274,7 +293,33 @@ def join_labels(
         judge_only=judge_only.reset_index(drop=True),
         summary=summary,
         strata=strata,
+        inclusion=inclusion,
     )
+
+
+def _key_inclusion(
+    human: pd.DataFrame, table: pd.DataFrame, matched: pd.DataFrame, key_cols: list[str]
+) -> np.ndarray:
+    """Each matched key's inclusion probability: a number in (0, 1], one per key."""
+    values = pd.to_numeric(human["inclusion"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(values) | (values <= 0) | (values > 1)
+    if bad.any():
+        pos = int(np.flatnonzero(bad)[0])
+        raise cell_error(
+            "human",
+            table,
+            pos,
+            "inclusion",
+            f"{table['inclusion'].iat[pos]!r} is not a probability in (0, 1] (the chance the "
+            "key was chosen for a label)",
+        )
+    per_key = human[key_cols].assign(inclusion=values)
+    varies = per_key.groupby(key_cols)["inclusion"].transform("nunique") > 1
+    if varies.any():
+        pos = int(np.flatnonzero(varies.to_numpy())[0])
+        raise cell_error("human", table, pos, "inclusion", "differs between labels of the same key")
+    found = matched.merge(per_key.drop_duplicates(key_cols), on=key_cols, how="left")
+    return found["inclusion"].to_numpy(dtype=float)
 
 
 def _on_scale(

@@ -474,6 +474,11 @@ from judge.config_cli import config_app  # noqa: E402
 
 app.add_typer(config_app, name="config")
 
+# `judge label ...` (judge/label_cli.py, which imports only typer at module level).
+from judge.label_cli import label_app  # noqa: E402
+
+app.add_typer(label_app, name="label")
+
 
 def main() -> None:
     debug = "--debug" in sys.argv[1:]

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from judge.blinding_key import KeyWriter
     from judge.config import RunConfig
     from judge.judgment_files import JudgmentsWriter
+    from judge.labelling.store import LabelStore
     from judge.summary import RunSummary
     from judge.types import BlindedPair, BlindedResponse, BlindingKey, ScrubReport
 
@@ -46,6 +47,7 @@ RUNS_ROOT = Path("runs")
 CACHE_FILENAME = "response_cache.sqlite"
 PLOTS = "plots"
 LABELS_STEM = "human_labels"
+LABELLING_FILENAME = "labelling.sqlite"
 
 _held: dict[tuple[str, int], list[int]] = {}
 """Locks this process holds: (lock file, thread) -> [file descriptor, depth]. Re-entrant per
@@ -224,6 +226,21 @@ class RunDir:
         write_jsonl(self.blinded_file, (b.model_dump(mode="json") for b in blinded))
         write_jsonl(self.pairs_file, (p.model_dump(mode="json") for p in pairs))
         write_json(self.scrub_file, scrub.model_dump(mode="json"))
+
+    # -- the labelling task (judge.labelling) -------------------------------------------------
+
+    @property
+    def labelling_file(self) -> Path:
+        """The labelling task, its queue and every human label given through it."""
+        return self.path / LABELLING_FILENAME
+
+    def has_labelling(self) -> bool:
+        return self.labelling_file.is_file()
+
+    def open_labelling(self) -> LabelStore:
+        from judge.labelling.store import LabelStore
+
+        return LabelStore(self.labelling_file)
 
     # -- human labels added later ------------------------------------------------------------
 

@@ -354,6 +354,9 @@ class JoinCounts(SummaryModel):
     """Systems the human labels name and the run never judged (their labels join nothing)."""
     unknown_system_labels: int
     judge_systems: list[str]
+    chosen_actively: bool = False
+    """The labels carry inclusion probabilities (an active labelling task): the corrected
+    estimates are inverse-probability weighted."""
 
 
 class Corrected(SummaryModel):

@@ -14,6 +14,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from judge import __version__
 from judge.service.db import make_engine
+from judge.service.label_page import router as label_page
+from judge.service.labelling import router as labelling
 from judge.service.models import CreateRunFromPaths
 from judge.service.problems import (
     PROBLEM_JSON,
@@ -22,6 +24,7 @@ from judge.service.problems import (
     install_handlers,
     problem_response,
 )
+from judge.service.refresher import LabelRefresher
 from judge.service.routes import router
 from judge.service.settings import ServiceSettings
 from judge.service.workers import Scheduler
@@ -44,14 +47,17 @@ def create_app(settings: ServiceSettings, *, start_workers: bool = True) -> Fast
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     engine = make_engine(settings.database_url)
     scheduler = Scheduler(engine, settings)
+    refresher = LabelRefresher()
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if start_workers:
             scheduler.start()
+        refresher.start()
         try:
             yield
         finally:
+            refresher.stop()
             if start_workers:
                 scheduler.stop()
             engine.dispose()
@@ -67,8 +73,11 @@ def create_app(settings: ServiceSettings, *, start_workers: bool = True) -> Fast
     app.state.settings = settings
     app.state.engine = engine
     app.state.scheduler = scheduler
+    app.state.refresher = refresher
     install_handlers(app)
     app.include_router(router)
+    app.include_router(labelling)
+    app.include_router(label_page)
     app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes)
     app.openapi = problem_openapi(app)  # type: ignore[method-assign]
     return app

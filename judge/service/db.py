@@ -1,4 +1,5 @@
-"""Service metadata in SQLAlchemy Core tables: tokens, runs, uploads. SQLite or PostgreSQL.
+"""Service metadata in SQLAlchemy Core tables: tokens, runs, uploads, annotators. SQLite or
+PostgreSQL.
 
 Only metadata lives here. A run's judge requests, replies and verdicts stay in its run
 directory (`store.sqlite`, written by the pipeline), so the service database stays small and
@@ -28,6 +29,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     create_engine,
     event,
     select,
@@ -97,6 +99,21 @@ uploads = Table(
 )
 
 
+annotators = Table(
+    "annotators",
+    metadata,
+    Column("id", String(32), primary_key=True),
+    # An annotator labels one run's task: its token opens that task's labelling page and
+    # nothing else (it is not in `tokens`, so no API route accepts it).
+    Column("run_id", String(40), ForeignKey("runs.id"), nullable=False),
+    Column("name", String(100), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True)),
+    UniqueConstraint("run_id", "name", name="uq_annotators_run_name"),
+)
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -114,8 +131,13 @@ def _m001_tables(conn: Connection) -> None:
     metadata.create_all(conn, tables=[tokens, runs, uploads])
 
 
+def _m002_annotators(conn: Connection) -> None:
+    metadata.create_all(conn, tables=[annotators])
+
+
 MIGRATIONS: list[tuple[str, Callable[[Connection], None]]] = [
     ("m001_tables", _m001_tables),
+    ("m002_annotators", _m002_annotators),
 ]
 
 

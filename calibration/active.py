@@ -69,11 +69,22 @@ def sampling_weights(uncertainty: Sequence[float] | np.ndarray, *, uniform: floa
 
 def priorities(weights: Sequence[float] | np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Sequential Poisson sampling keys U_i / w_i (label units in increasing key order)."""
+    return sampling_keys(weights, rng.random(len(np.asarray(weights))))
+
+
+def sampling_keys(
+    weights: Sequence[float] | np.ndarray, uniforms: Sequence[float] | np.ndarray
+) -> np.ndarray:
+    """The keys (1 - u_i) / w_i of given uniform draws u_i in [0, 1) (draws fixed per unit,
+    e.g. hashed from its id, make the order independent of the units' order)."""
     w = np.asarray(weights, dtype=float)
+    u = np.asarray(uniforms, dtype=float)
     if (w <= 0).any():
         raise ValueError("weights must be > 0: every unit needs a chance of a label")
-    # 1 - random() lies in (0, 1]: a key of exactly 0 would tie every weight.
-    return (1.0 - rng.random(len(w))) / w
+    if u.shape != w.shape or (u < 0).any() or (u >= 1).any():
+        raise ValueError("uniforms: one draw in [0, 1) per weight")
+    # 1 - u lies in (0, 1]: a key of exactly 0 would tie every weight.
+    return (1.0 - u) / w
 
 
 def inclusion(weights: Sequence[float] | np.ndarray, threshold: float) -> np.ndarray:

@@ -129,6 +129,20 @@ def _mean_estimate(
     )
 
 
+def _weighted_mean_estimate(
+    x: np.ndarray, w: np.ndarray, z: float, conf: float, bounds: Bounds | None
+) -> Estimate:
+    """The human labels alone when they were drawn with unequal probabilities: the weighted
+    (Hajek) mean, its interval at Kish's effective sample size (sum w)^2 / sum w^2."""
+    method = "human-only mean, weighted by 1 / inclusion probability"
+    mean, var = _hajek(x, w)
+    n_kish = float(w.sum() ** 2 / (w**2).sum())
+    if bounds is None:
+        return _normal(mean, var, z, len(x), method, conf)
+    low, high = wilson(mean, n_kish, z, bounds)
+    return Estimate(mean, low, high, len(x), f"{method}, Wilson score interval", None, 0, conf)
+
+
 def _as_float(name: str, values: Sequence[float] | np.ndarray) -> np.ndarray:
     arr = np.asarray(values, dtype=float).ravel()
     if not np.isfinite(arr).all():
@@ -224,7 +238,11 @@ def ppi_mean(
     raw = _mean_estimate(
         f_all, z, "judge-only mean (ignores the judge's errors)", confidence, bounds
     )
-    human = _mean_estimate(y, z, "human-only mean", confidence, bounds)
+    human = (
+        _mean_estimate(y, z, "human-only mean", confidence, bounds)
+        if inclusion is None or n < 2
+        else _weighted_mean_estimate(y, 1.0 / _inclusion(inclusion, n), z, confidence, bounds)
+    )
     method = "PPI++ (power-tuned prediction-powered inference)"
     if lam is not None:
         method = f"PPI with fixed lambda={lam:g}"
@@ -232,10 +250,8 @@ def ppi_mean(
         method += ", inverse-probability weighted (known inclusion probabilities)"
     if bounds is None:
         method += ", normal interval"
-    elif inclusion is None:
-        method += ", Wilson interval at the effective sample size (Korn-Graubard)"
     else:
-        method += ", normal interval truncated to the range"
+        method += ", Wilson interval at the effective sample size (Korn-Graubard)"
 
     def result(value, low, high, eff, lam_hat, reason) -> CorrectedEstimate:  # type: ignore[no-untyped-def]
         return CorrectedEstimate(
@@ -274,24 +290,29 @@ def ppi_mean(
         var_f = f_all.var(ddof=1)
         cov = np.cov(y, f, ddof=1)[0, 1]
         lam_hat = 0.0 if var_f <= 0 else float(np.clip(cov / ((1 + n / big_n) * var_f), 0, 1))
-    if inclusion is not None:
-        value, var = _ipw(y, f, fu, lam_hat, _inclusion(inclusion, n))
+    prob = None if inclusion is None else _inclusion(inclusion, n)
+    if prob is not None:
+        if lam is None and big_n > 0:
+            lam_hat = _ipw_lambda(y, f, f_all, 1.0 / prob)
+        value, var = _ipw(y, f, f_all, lam_hat, 1.0 / prob)
     else:
         rect = y - lam_hat * f
         value = float(lam_hat * (fu.mean() if big_n else 0.0) + rect.mean())
         var = rect.var(ddof=1) / n + (lam_hat**2 * fu.var(ddof=1) / big_n if big_n > 1 else 0.0)
-    se = float(np.sqrt(var))
-    var_y = y.var(ddof=1)
+    var_y = y.var(ddof=1) if prob is None else _hajek(y, 1.0 / prob)[1] * n
     eff = float(var_y / var) if var > 0 else None
+    se = float(np.sqrt(var))
     low, high = value - z * se, value + z * se
     if bounds is not None:
         clipped = float(np.clip(value, *bounds))
         if clipped != value:
             reason = f"the raw correction {value:.4f} fell outside {bounds}; clipped"
         value = clipped
-        if inclusion is None:
+        if prob is None:
             var_adj = _pseudo_variance(y, f, fu, lam_hat, bounds)
-            low, high = wilson_effective(value, var_adj, n, n + big_n, z, bounds)
+        else:
+            var_adj = _ipw_pseudo_variance(y, f, f_all, lam_hat, 1.0 / prob, bounds)
+        low, high = wilson_effective(value, var_adj, n, n + big_n, z, bounds)
         low, high = max(bounds[0], min(low, value)), min(bounds[1], max(high, value))
     return result(value, low, high, eff, lam_hat, reason)
 
@@ -305,14 +326,66 @@ def _inclusion(values: Sequence[float] | np.ndarray, n: int) -> np.ndarray:
     return prob
 
 
+def _hajek(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
+    """The weighted (Hajek) mean sum(w x) / sum(w) and its linearised variance
+    sum(w^2 (x - mean)^2) / sum(w)^2: with equal weights, the mean and s^2 (n - 1) / n^2."""
+    total = float(w.sum())
+    mean = float((w * x).sum() / total)
+    return mean, float((w**2 * (x - mean) ** 2).sum() / total**2)
+
+
 def _ipw(
-    y: np.ndarray, f: np.ndarray, fu: np.ndarray, lam: float, prob: np.ndarray
+    y: np.ndarray, f: np.ndarray, f_all: np.ndarray, lam: float, w: np.ndarray
 ) -> tuple[float, float]:
-    """Zrnic & Candes (2024): over all N judged units, phi_i = lam f_i + xi_i / pi_i
-    (y_i - lam f_i) with xi_i = 1 for a labelled unit; theta = mean(phi), Var = var(phi) / N.
-    Unbiased whatever the probabilities, as long as they are the ones labels were drawn with."""
-    phi = np.concatenate([lam * f + (y - lam * f) / prob, lam * fu])
-    return float(phi.mean()), float(phi.var(ddof=1) / len(phi))
+    """Zrnic & Candes (2024) with the residual mean taken in ratio (Hajek) form: theta =
+    lam mean(f over all N units) + sum(w (y - lam f)) / sum(w) over the labelled units, w =
+    1 / inclusion probability. Dividing by the weights drawn rather than by N (the
+    Horvitz-Thompson form) keeps the residual's mean out of the variance; both are unbiased
+    as the number of labels grows. Var = the weighted residual variance + lam^2 Var(f) / N:
+    with equal probabilities, PPI's Var(y - lam f) / n + lam^2 Var(f) / N."""
+    mean, var = _hajek(y - lam * f, w)
+    var_f = f_all.var(ddof=1) / len(f_all) if len(f_all) > 1 else 0.0
+    return float(lam * f_all.mean() + mean), var + lam**2 * var_f
+
+
+def _ipw_lambda(y: np.ndarray, f: np.ndarray, f_all: np.ndarray, w: np.ndarray) -> float:
+    """The lam in [0, 1] minimising `_ipw`'s variance (the weighted PPI++ power tuning; with
+    equal weights, Cov(y, f) / ((1 + n / N) Var(f)) as without weights)."""
+    total = float(w.sum())
+    dy = y - (w * y).sum() / total
+    df = f - (w * f).sum() / total
+    syf = float((w**2 * dy * df).sum()) / total**2
+    sff = float((w**2 * df * df).sum()) / total**2
+    var_f = f_all.var(ddof=1) / len(f_all) if len(f_all) > 1 else 0.0
+    if sff + var_f <= 0:
+        return 0.0
+    return float(np.clip(syf / (sff + var_f), 0.0, 1.0))
+
+
+def _ipw_pseudo_variance(
+    y: np.ndarray,
+    f: np.ndarray,
+    f_all: np.ndarray,
+    lam: float,
+    w: np.ndarray,
+    bounds: Bounds,
+) -> float:
+    """`_ipw`'s variance with the pseudo-observations of `_pseudo_variance`: a tenth of a label
+    at each corner of the human x judge range, weighted as the average label is."""
+    lo, hi = bounds
+    corners_y = np.array([lo, lo, hi, hi])
+    corners_f = np.array([lo, hi, lo, hi])
+    mean_w = float(w.mean())
+    pw = np.r_[w, np.full(4, _PSEUDO * mean_w)]
+    # A pseudo-label carries a tenth of a label's weight in both the mean and the variance.
+    frac = np.r_[np.ones(len(y)), np.full(4, _PSEUDO)]
+    rect = np.r_[y, corners_y] - lam * np.r_[f, corners_f]
+    total = float(pw.sum())
+    mean = float((pw * rect).sum() / total)
+    var = float((frac * (pw / frac) ** 2 * (rect - mean) ** 2).sum()) / total**2
+    wu = np.r_[np.ones(len(f_all)), [_PSEUDO, _PSEUDO]]
+    var += lam**2 * _weighted_var(np.r_[f_all, [lo, hi]], wu) / wu.sum()
+    return var
 
 
 def ppi_win_rate(

@@ -240,15 +240,25 @@ def test_corrected_intervals_stay_in_the_unit_interval_and_cover(pi: float, n: i
 
 
 def test_ipw_estimate_by_hand() -> None:
-    # Zrnic & Candes (2024): theta = (1/N) sum_i [lam f_i + xi_i / pi_i (y_i - lam f_i)].
+    # Zrnic & Candes (2024) with the residual mean in ratio (Hajek) form: theta = lam
+    # mean(f over all N) + sum_l w_i (y_i - lam f_i) / sum_l w_i, w = 1 / pi; Var = sum_l
+    # w_i^2 (r_i - rbar)^2 / (sum w)^2 + lam^2 Var(f) / N.
     y, f, fu = [1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [1.0, 0.0, 1.0, 1.0, 0.0]
     prob = [0.5, 0.25, 0.8]
     est = ppi_mean(y, f, fu, lam=0.6, inclusion=prob)
-    terms = [0.6 * 1 + (1 - 0.6) / 0.5, 0.6 * 1 + (0 - 0.6) / 0.25, 0.6 * 0 + (1 - 0) / 0.8]
-    terms += [0.6 * v for v in fu]
-    assert est.value == pytest.approx(sum(terms) / 8)
-    half = 1.959964 * np.std(terms, ddof=1) / np.sqrt(8)
+    w = [1 / p for p in prob]
+    r = [1 - 0.6, 0 - 0.6, 1 - 0.0]
+    rbar = sum(wi * ri for wi, ri in zip(w, r, strict=True)) / sum(w)
+    f_all = f + fu
+    assert est.value == pytest.approx(0.6 * sum(f_all) / 8 + rbar)
+    var = sum(wi**2 * (ri - rbar) ** 2 for wi, ri in zip(w, r, strict=True)) / sum(w) ** 2
+    var += 0.36 * np.var(f_all, ddof=1) / 8
+    half = 1.959964 * np.sqrt(var)
     assert est.ci_high - est.value == pytest.approx(half, rel=1e-5)
+    # Equal probabilities: the weighted form is PPI's, Var(y - lam f) (n - 1) / n^2 + ...
+    same = ppi_mean(y, f, fu, lam=0.6, inclusion=[0.4, 0.4, 0.4])
+    plain_mean = 0.6 * sum(f_all) / 8 + sum(r) / 3
+    assert same.value == pytest.approx(plain_mean)
     with pytest.raises(ValueError, match="2 probabilities for 3"):
         ppi_mean(y, f, fu, inclusion=[0.5, 0.5])
     with pytest.raises(ValueError, match=r"\(0, 1\]"):

@@ -134,9 +134,25 @@ def import_labels(rundir: RunDir, path: Path) -> Imported:
                 )
             plan.append((row, assignment, CHOICES[choice.lower()], _cell(record.get("reason"))))
         # Every row is checked before any is recorded: a bad file records nothing.
-        labels = {(lab.assignment_id): lab for lab in store.labels(standing=True)}
-    for row, assignment, choice, reason in plan:
-        if assignment.answered_at is not None:
+        labels = {lab.assignment_id: lab for lab in store.labels(standing=True)}
+        fresh = []
+        in_file: dict[str, str] = {}
+        for row, assignment, choice, reason in plan:
+            if assignment.id in in_file:  # the same pair twice in the file
+                if in_file[assignment.id] != choice:
+                    raise DataError(
+                        f"this pair is answered twice in the file ({in_file[assignment.id]}, "
+                        f"then {choice})",
+                        path=str(path),
+                        row=row,
+                        field="choice",
+                    )
+                already += 1
+                continue
+            in_file[assignment.id] = choice
+            if assignment.answered_at is None:
+                fresh.append((assignment, choice, reason))
+                continue
             previous = labels.get(assignment.id)
             if previous is not None and previous.choice == choice:
                 already += 1
@@ -148,6 +164,7 @@ def import_labels(rundir: RunDir, path: Path) -> Imported:
                 row=row,
                 field="choice",
             )
+    for assignment, choice, reason in fresh:
         answer(rundir, assignment.annotator, assignment.id, choice, reason or None, source="file")
         recorded += 1
     return Imported(recorded=recorded, already=already, blank=blank)
@@ -156,4 +173,7 @@ def import_labels(rundir: RunDir, path: Path) -> Imported:
 def _cell(value: object) -> str:
     if value is None or (isinstance(value, float) and value != value):
         return ""
+    if isinstance(value, float) and value.is_integer():
+        # A JSONL column of answers 1, 2 with nulls for blanks arrives as floats.
+        return str(int(value))
     return str(value).strip()

@@ -45,7 +45,9 @@ class SampleState:
     ahead: int
     """Labelled pairs past the sample (they join it when the pairs before them are settled)."""
     threshold: float | None
-    """The first unsettled pair's key; None when every pair of the queue is settled."""
+    """The first unsettled pair's key; once every queued pair is settled, the key of the first
+    pair the task's size left out; None when the queue holds every pair and all are settled
+    (each inclusion probability is then 1)."""
     annotators: int
 
 
@@ -87,6 +89,8 @@ def sample(store: LabelStore, max_skips: int) -> tuple[SampleState, list[SampleL
             break
         settled += 1
         inside.append((row.pair_id, row.item_id, row.weight))
+    if threshold is None:  # every queued pair settled: the sample is the whole queue
+        threshold = store.cut()
     out = []
     for pair_id, item_id, weight in inside:
         probability = 1.0 if threshold is None else min(1.0, threshold * weight)

@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS task (
     id          TEXT PRIMARY KEY,
     created_at  TEXT NOT NULL,
     spec        TEXT NOT NULL,   -- JSON: judge.labelling.task.TaskSpec
-    pool        INTEGER NOT NULL -- pairs in the queue
+    pool        INTEGER NOT NULL, -- pairs in the queue
+    cut         REAL             -- key of the first pair the task's size left out (NULL: none)
 );
 CREATE TABLE IF NOT EXISTS queue (
     pair_id   TEXT PRIMARY KEY,
@@ -47,6 +48,7 @@ CREATE TABLE IF NOT EXISTS assignments (
     pair_id     TEXT NOT NULL REFERENCES queue (pair_id),
     shown       TEXT NOT NULL CHECK (shown IN ('AB', 'BA')),
     served_at   TEXT NOT NULL,
+    serial      INTEGER NOT NULL, -- order of serving (an undo serves again): latest first
     answered_at TEXT,
     UNIQUE (annotator, pair_id)
 );
@@ -152,7 +154,14 @@ class LabelStore:
         row = self._conn.execute("SELECT id, spec, pool, created_at FROM task").fetchone()
         return None if row is None else (row[0], json.loads(row[1]), int(row[2]), row[3])
 
-    def create_task(self, spec: dict[str, Any], queue: Iterable[QueueRow]) -> str:
+    def cut(self) -> float | None:
+        """The key of the first pair left out of the queue by the task's size, if any."""
+        row = self._conn.execute("SELECT cut FROM task").fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
+    def create_task(
+        self, spec: dict[str, Any], queue: Iterable[QueueRow], cut: float | None = None
+    ) -> str:
         task_id = "t_" + secrets.token_hex(6)
         with self.write() as conn:
             if conn.execute("SELECT 1 FROM task").fetchone() is not None:
@@ -160,8 +169,8 @@ class LabelStore:
             rows = [(q.pair_id, q.item_id, q.rank, q.weight, q.priority, q.flip) for q in queue]
             conn.executemany("INSERT INTO queue VALUES (?, ?, ?, ?, ?, ?)", rows)
             conn.execute(
-                "INSERT INTO task VALUES (?, ?, ?, ?)",
-                (task_id, now(), json.dumps(spec, sort_keys=True), len(rows)),
+                "INSERT INTO task VALUES (?, ?, ?, ?, ?)",
+                (task_id, now(), json.dumps(spec, sort_keys=True), len(rows), cut),
             )
         return task_id
 
@@ -189,8 +198,7 @@ class LabelStore:
             "a.answered_at FROM assignments a JOIN queue q USING (pair_id) "
             # The latest served first: an undone label's pair comes back before the one the
             # annotator was looking at when it pressed undo.
-            "WHERE a.annotator = ? AND a.answered_at IS NULL ORDER BY a.served_at DESC, a.id "
-            "LIMIT 1",
+            "WHERE a.annotator = ? AND a.answered_at IS NULL ORDER BY a.serial DESC LIMIT 1",
             (annotator,),
         ).fetchone()
         return None if row is None else Assignment(*row)
@@ -249,7 +257,8 @@ class LabelStore:
             shown = "AB" if (flip + seen) % 2 == 0 else "BA"
             assignment_id = "a_" + secrets.token_hex(8)
             conn.execute(
-                "INSERT INTO assignments VALUES (?, ?, ?, ?, ?, NULL)",
+                "INSERT INTO assignments VALUES (?, ?, ?, ?, ?, "
+                "(SELECT coalesce(max(serial), 0) + 1 FROM assignments), NULL)",
                 (assignment_id, annotator, pair_id, shown, now()),
             )
         found = self.assignment(assignment_id)
@@ -314,7 +323,8 @@ class LabelStore:
             at = now()
             conn.execute("UPDATE labels SET undone_at = ? WHERE id = ?", (at, row[0]))
             conn.execute(
-                "UPDATE assignments SET answered_at = NULL, served_at = ? WHERE id = ?",
+                "UPDATE assignments SET answered_at = NULL, served_at = ?, "
+                "serial = (SELECT coalesce(max(serial), 0) + 1 FROM assignments) WHERE id = ?",
                 (at, row[1]),
             )
         return self.label(int(row[0]))

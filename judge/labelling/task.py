@@ -88,10 +88,12 @@ def human_instructions(rundir: RunDir, spec: TaskSpec) -> str:
     return "\n".join(lines).strip()
 
 
-def build_queue(rundir: RunDir, spec: TaskSpec) -> list[QueueRow]:
+def build_queue(rundir: RunDir, spec: TaskSpec) -> tuple[list[QueueRow], float | None]:
     """The task's queue: the run's judged pairs (in `where`), in sampling order, cut at
-    `size`. Raises `DataError` for a run without pairwise judgments or an empty pool."""
-    from calibration.active import priorities, sampling_weights, vote_uncertainty
+    `size`; and the key of the first pair the cut left out (None: no cut), which the inclusion
+    probabilities need once every queued pair is labelled. Raises `DataError` for a run
+    without pairwise judgments or an empty pool."""
+    from calibration.active import sampling_keys, sampling_weights, vote_uncertainty
 
     if not rundir.has_judgments():
         raise DataError(
@@ -116,16 +118,30 @@ def build_queue(rundir: RunDir, spec: TaskSpec) -> list[QueueRow]:
         )
     else:
         weights = np.ones(len(pair_ids))
-    rng = np.random.default_rng(spec.seed)
-    keys = priorities(weights, rng)
-    flips = rng.integers(0, 2, len(pair_ids))
+    keys = sampling_keys(weights, _uniforms(spec.seed, pair_ids, "key"))
+    flips = (_uniforms(spec.seed, pair_ids, "flip") < 0.5).astype(int)
     order = np.argsort(keys, kind="stable")
-    if spec.size is not None:
+    cut = None
+    if spec.size is not None and spec.size < len(order):
+        cut = float(keys[order[spec.size]])
         order = order[: spec.size]
-    return [
+    rows = [
         QueueRow(pair_ids[i], items[i], rank, float(weights[i]), float(keys[i]), int(flips[i]))
         for rank, i in enumerate(order)
     ]
+    return rows, cut
+
+
+def _uniforms(seed: int, pair_ids: list[str], purpose: str) -> np.ndarray:
+    """Uniform draws in [0, 1) fixed per pair (a hash of the seed and the pair id), so that the
+    sampling order does not depend on the order the run's files list the pairs in."""
+    import hashlib
+
+    values = np.empty(len(pair_ids))
+    for i, pair_id in enumerate(pair_ids):
+        digest = hashlib.blake2b(f"{seed}:{purpose}:{pair_id}".encode(), digest_size=8).digest()
+        values[i] = (int.from_bytes(digest, "big") >> 11) / float(1 << 53)
+    return values
 
 
 def _pair_votes(
@@ -205,10 +221,10 @@ def pair_content(rundir: RunDir, pair_id: str) -> PairContent:
 
 def create_task(rundir: RunDir, spec: TaskSpec) -> str:
     """Create the run's labelling task (one per run); returns its id."""
-    queue = build_queue(rundir, spec)
+    queue, cut = build_queue(rundir, spec)
     with rundir.open_labelling() as store:
         try:
-            return store.create_task(spec.model_dump(mode="json"), queue)
+            return store.create_task(spec.model_dump(mode="json"), queue, cut)
         except FileExistsError:
             raise ConfigError(
                 "this run has a labelling task already (one per run: its labels are the "

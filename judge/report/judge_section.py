@@ -58,6 +58,15 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
             + ":"
         )
     )
+    if join.chosen_actively:
+        blocks.append(
+            Para(
+                "These labels come from an active labelling task: pairs the judge was unsure "
+                "of were drawn more often, with known probabilities. The corrected estimates "
+                "weight each label by 1 / its probability; agreement is measured on the "
+                "labelled pairs as drawn, harder than the run's average, so it errs low."
+            )
+        )
     if join.unknown_systems:
         blocks.append(
             Para(

@@ -376,7 +376,18 @@ def upload_labels(
     """Upload human labels (JSONL, CSV or Parquet: item_id, system_a, system_b, winner or
     item_id, system, score; optionally annotator), checked on arrival. A finished run is
     calibrated at once (and its summary and report refreshed); otherwise when it finishes.
-    Replaces earlier labels."""
+    Replaces earlier labels. Refused (409) for a run with a labelling task, whose labels are
+    the task's."""
+    if run.paths.rundir.has_labelling():
+        # One source of human labels per run: a file would be replaced by the task's labels
+        # at the next label given on the page.
+        raise ProblemError(
+            409,
+            "conflict",
+            "Conflict",
+            "this run's human labels come from its labelling task (GET .../labelling); "
+            "label through the task, or submit the labels with a new run",
+        )
     rows, report_dict, refreshed = results.store_labels(
         _engine(request), run.paths, run.row, labels, ExpansionBudget(_settings(request))
     )

@@ -184,11 +184,17 @@ def test_labels_reach_the_calibration_without_rejudging(lab: Lab) -> None:
 
 
 @SQLITE
-def test_a_second_task_and_a_task_on_an_unfinished_run_are_refused(lab: Lab) -> None:
+def test_a_second_task_a_bad_spec_and_a_label_upload_are_refused(lab: Lab) -> None:
     again = lab.api().post(f"/v1/runs/{lab.run_id}/labelling", json={"mode": "uniform"})
     assert again.status_code == 409 and "one per run" in again.json()["detail"]
     bad = lab.api().post(f"/v1/runs/{lab.run_id}/labelling", json={"mode": "sometimes"})
     assert bad.status_code == 422
+    # One source of labels: a file upload would be replaced by the task's next label.
+    table = "item_id,system_a,system_b,winner\nq1,a,b,a\n"
+    upload = lab.api().post(
+        f"/v1/runs/{lab.run_id}/labels", files={"labels": ("labels.csv", table)}
+    )
+    assert upload.status_code == 409 and "labelling task" in upload.json()["detail"]
 
 
 def run_path(lab: Lab) -> Path:

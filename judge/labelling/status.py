@@ -12,6 +12,7 @@ the run's other "items needed" counts are, by letting the interval's half-width 
 from __future__ import annotations
 
 import math
+from dataclasses import asdict
 
 from pydantic import BaseModel
 
@@ -46,6 +47,8 @@ class Stopping(BaseModel):
 
 
 class TaskStatus(BaseModel):
+    """The task and its `SampleState` counts (see there), with the stopping rule."""
+
     task_id: str
     created_at: str
     spec: TaskSpec
@@ -74,19 +77,13 @@ def task_status(rundir: RunDir) -> TaskStatus:
     decision = analysis.decision if analysis is not None else None
     if state.labels == 0:
         calibration = None  # the summary's calibration is not from this task's labels
+    counts = {k: v for k, v in asdict(state).items() if k != "threshold"}
     return TaskStatus(
         task_id=task_id,
         created_at=created,
         spec=spec,
-        pool=state.pool,
-        settled=state.settled,
-        labelled=state.labelled,
-        labels=state.labels,
-        skipped=state.skipped,
-        waiting=state.waiting,
-        ahead=state.ahead,
-        annotators=state.annotators,
         stopping=stopping(calibration, decision, state, spec),
+        **counts,
     )
 
 

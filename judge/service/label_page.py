@@ -144,13 +144,22 @@ async def log_out(request: Request) -> Response:
     return response
 
 
-@router.post(PAGE + "/answer")
-async def answer(request: Request) -> Response:
+async def _poster(request: Request) -> Annotator | Response:
+    """The annotator a form post comes from, or the page refusing it (another site, no live
+    token)."""
     if _cross_site(request):
         return _refused()
     who = await run_in_threadpool(_annotator, request)
     if who is None:
         return _html(lambda n: label_html.login(n, "Log in again: your token is not live."), 401)
+    return who
+
+
+@router.post(PAGE + "/answer")
+async def answer(request: Request) -> Response:
+    who = await _poster(request)
+    if isinstance(who, Response):
+        return who
     form = await request.form()
     assignment = str(form.get("assignment") or "")
     choice = str(form.get("choice") or "")
@@ -172,11 +181,9 @@ async def answer(request: Request) -> Response:
 
 @router.post(PAGE + "/undo")
 async def undo(request: Request) -> Response:
-    if _cross_site(request):
-        return _refused()
-    who = await run_in_threadpool(_annotator, request)
-    if who is None:
-        return _html(lambda n: label_html.login(n, "Log in again: your token is not live."), 401)
+    who = await _poster(request)
+    if isinstance(who, Response):
+        return who
     rundir = _rundir(request, who)
     undone = await run_in_threadpool(session.undo, rundir, who.name)
     if undone is not None:

@@ -53,7 +53,7 @@ def create_app(settings: ServiceSettings, *, start_workers: bool = True) -> Fast
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         if start_workers:
             scheduler.start()
-        refresher.start()
+        refresher.start(settings.data_dir / "runs")
         try:
             yield
         finally:

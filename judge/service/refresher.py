@@ -25,7 +25,13 @@ class LabelRefresher:
         self._stopping = False
         self._thread: threading.Thread | None = None
 
-    def start(self) -> None:
+    def start(self, runs_dir: Path | None = None) -> None:
+        """Start the thread; with `runs_dir`, first mark every run whose labels changed after
+        its summary was written (the marks of a server that stopped are not kept: its runs'
+        label stores are the record of what the calibration has not seen)."""
+        if runs_dir is not None:
+            for run_id, run_dir in stale_runs(runs_dir):
+                self.mark(run_id, run_dir)
         self._thread = threading.Thread(target=self._loop, name="label-refresher", daemon=True)
         self._thread.start()
 
@@ -96,3 +102,19 @@ class LabelRefresher:
                 self._cond.notify_all()
             if retry:
                 time.sleep(_BUSY_RETRY_S)
+
+
+def stale_runs(runs_dir: Path) -> list[tuple[str, Path]]:
+    """Runs under `runs_dir` (`<id>/run/`) whose labelling store was written after their
+    summary: labels given that the calibration does not include."""
+    from judge.rundir import RunDir
+
+    found = []
+    for store in sorted(runs_dir.glob("*/run/labelling.sqlite")):
+        rundir = RunDir(store.parent)
+        # The file and its WAL; not the -shm index, which readers write too.
+        parts = (store, store.with_name(store.name + "-wal"))
+        written = max((p.stat().st_mtime for p in parts if p.exists()), default=0.0)
+        if not rundir.has_summary() or rundir.summary_file.stat().st_mtime < written:
+            found.append((store.parent.parent.name, store.parent))
+    return found

@@ -1,6 +1,7 @@
 """The security suite's live service, shared by the security tests and the schema fuzzing (one
 server per backend for the session): three tokens (alice, bob, an admin), a finished run of
-alice's with human labels, a finished run of bob's."""
+alice's with human labels, a finished run of bob's, and one of carol's for the labelling
+routes."""
 
 from __future__ import annotations
 
@@ -46,6 +47,10 @@ class Env:
     bob_run: str
     sim_url: str
     data: Path
+    carol: str = ""
+    lab_run: str = ""
+    """Carol's finished run, for the labelling routes: a task made there (the fuzzer makes
+    one) does not change what the other routes (label uploads) do on alice's run."""
     bodies: list[str] = field(default_factory=list)
     """Every response body seen, for the secret scan."""
 
@@ -121,7 +126,7 @@ def secured_env(
             conn.execute(f"CREATE DATABASE {name}")
         db = f"{server_url}/{name}"
     small_dataset(root)
-    tokens = {name: make_token(db, name) for name in ("alice", "bob")}
+    tokens = {name: make_token(db, name) for name in ("alice", "bob", "carol")}
     tokens["root"] = make_token(db, "root", admin=True)
     with running_simulator(SimulatorConfig(seed=2)) as sim:
         server = LiveServer(
@@ -147,14 +152,15 @@ def secured_env(
                 root,
             )
             runs = {}
-            for who in ("alice", "bob"):
+            env.carol = tokens["carol"]
+            for who in ("alice", "bob", "carol"):
                 client = env.client(tokens[who])
                 created = client.post("/v1/runs", files=files_for(root, config_for(env.sim_url)))
                 assert created.status_code == 201, created.text
                 runs[who] = created.json()["id"]
-            for who, run_id in runs.items():  # both execute at once (--max-running 2)
+            for who, run_id in runs.items():  # they execute two at once (--max-running 2)
                 wait_for(env.client(tokens[who]), run_id, {"finished"}, timeout=60)
-            env.alice_run, env.bob_run = runs["alice"], runs["bob"]
+            env.alice_run, env.bob_run, env.lab_run = runs["alice"], runs["bob"], runs["carol"]
             labels = "".join(
                 json.dumps(
                     {

@@ -274,3 +274,33 @@ def test_labelling_page_in_a_real_browser(lab: Lab, tmp_path: Path) -> None:
     report = {"steps_s": {k: round(v, 2) for k, v in steps.items()}, "labels": status["task"]}
     (shots / "labelling-browser-timing.json").write_text(json.dumps(report, indent=2))
     print(json.dumps(report["steps_s"]))
+
+
+def test_a_restarted_server_analyses_labels_its_predecessor_did_not(tmp_path: Path) -> None:
+    import os
+
+    from judge.service.refresher import stale_runs
+
+    def run(run_id: str, *, labels: float | None, summary: float | None) -> None:
+        run_dir = tmp_path / run_id / "run"
+        run_dir.mkdir(parents=True)
+        for name, when in (("labelling.sqlite", labels), ("summary.json", summary)):
+            if when is not None:
+                (run_dir / name).write_text("x")
+                os.utime(run_dir / name, (when, when))
+
+    run("r_caught_up", labels=1000.0, summary=2000.0)
+    run("r_behind", labels=3000.0, summary=2000.0)
+    run("r_never_analysed", labels=1000.0, summary=None)
+    run("r_no_task", labels=None, summary=2000.0)
+    # A WAL written after the summary counts; a reader's -shm index does not.
+    run("r_wal", labels=1000.0, summary=2000.0)
+    wal = tmp_path / "r_wal" / "run" / "labelling.sqlite-wal"
+    wal.write_text("x")
+    os.utime(wal, (3000.0, 3000.0))
+    run("r_shm", labels=1000.0, summary=2000.0)
+    shm = tmp_path / "r_shm" / "run" / "labelling.sqlite-shm"
+    shm.write_text("x")
+    os.utime(shm, (3000.0, 3000.0))
+    found = [run_id for run_id, _ in stale_runs(tmp_path)]
+    assert found == ["r_behind", "r_never_analysed", "r_wal"]

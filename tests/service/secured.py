@@ -1,6 +1,6 @@
 """The security suite's live service, shared by the security tests and the schema fuzzing (one
 server per backend for the session): three tokens (alice, bob, an admin), a finished run of
-alice's with human labels, a finished run of bob's, and one of carol's for the labelling
+alice's with human labels, a finished run of bob's, and one of a third token's for the labelling
 routes."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class Env:
     data: Path
     carol: str = ""
     lab_run: str = ""
-    """Carol's finished run, for the labelling routes: a task made there (the fuzzer makes
+    """The third token's finished run, for the labelling routes: a task made there (the fuzzer makes
     one) does not change what the other routes (label uploads) do on alice's run."""
     bodies: list[str] = field(default_factory=list)
     """Every response body seen, for the secret scan."""
@@ -126,7 +126,7 @@ def secured_env(
             conn.execute(f"CREATE DATABASE {name}")
         db = f"{server_url}/{name}"
     small_dataset(root)
-    tokens = {name: make_token(db, name) for name in ("alice", "bob", "carol")}
+    tokens = {name: make_token(db, name) for name in ("alice", "bob", "lab-owner")}
     tokens["root"] = make_token(db, "root", admin=True)
     with running_simulator(SimulatorConfig(seed=2)) as sim:
         server = LiveServer(
@@ -152,15 +152,15 @@ def secured_env(
                 root,
             )
             runs = {}
-            env.carol = tokens["carol"]
-            for who in ("alice", "bob", "carol"):
+            env.carol = tokens["lab-owner"]
+            for who in ("alice", "bob", "lab-owner"):
                 client = env.client(tokens[who])
                 created = client.post("/v1/runs", files=files_for(root, config_for(env.sim_url)))
                 assert created.status_code == 201, created.text
                 runs[who] = created.json()["id"]
             for who, run_id in runs.items():  # they execute two at once (--max-running 2)
                 wait_for(env.client(tokens[who]), run_id, {"finished"}, timeout=60)
-            env.alice_run, env.bob_run, env.lab_run = runs["alice"], runs["bob"], runs["carol"]
+            env.alice_run, env.bob_run, env.lab_run = runs["alice"], runs["bob"], runs["lab-owner"]
             labels = "".join(
                 json.dumps(
                     {

@@ -69,7 +69,7 @@ def test_another_tokens_run_is_indistinguishable_from_none(env: Env) -> None:
 def test_admin_token_sees_every_run(env: Env) -> None:
     admin = env.client(env.admin)
     listed = {r["id"]: r["owner"] for r in admin.get("/v1/runs").json()["items"]}
-    assert listed == {env.alice_run: "alice", env.bob_run: "bob", env.lab_run: "carol"}
+    assert listed == {env.alice_run: "alice", env.bob_run: "bob", env.lab_run: "lab-owner"}
     assert admin.get(f"/v1/runs/{env.alice_run}/judgments").json()["total"] == 10
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import DataError
-from judge.labelling.session import CHOICES, answer, shown_pair, task_spec
+from judge.labelling.session import CHOICES, answer, shown_pair
+from judge.labelling.task import task_spec
 from judge.rundir import RunDir
 
 COLUMNS = (

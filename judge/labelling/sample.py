@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judge.labelling.store import LabelRow, LabelStore
+from judge.labelling.task import task_spec
 from judge.rundir import RunDir
 
 
@@ -136,18 +137,15 @@ def publish(rundir: RunDir) -> SampleState:
 
     config = rundir.stored_config()
     with rundir.open_labelling() as store:
-        task = store.task()
-        if task is None:
-            raise LookupError("the run has no labelling task")
-        spec = task[1]
-        state, labels = sample(store, int(spec.get("max_skips", 2)))
+        spec = task_spec(store)
+        state, labels = sample(store, spec.max_skips)
     if not labels:
         kept = rundir.human_labels()
         if kept is not None:
             kept.unlink()
             finish_run(config, rundir)
         return state
-    table = labels_table(rundir, labels, with_inclusion=spec.get("mode") == "active")
+    table = labels_table(rundir, labels, with_inclusion=spec.mode == "active")
     try:
         relabel_run(config, rundir, table, move=True)
     finally:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from judge.errors import DataError
 from judge.labelling.store import Assignment, LabelRow, LabelStore
-from judge.labelling.task import MAX_REASON, Candidate, PairContent, TaskSpec, pair_content
+from judge.labelling.task import MAX_REASON, Candidate, PairContent, pair_content, task_spec
 from judge.rundir import RunDir
 
 CHOICES = {"1": "1", "2": "2", "3": "tie", "tie": "tie", "s": "skip", "skip": "skip"}
@@ -29,13 +29,6 @@ class Shown:
     done: int
     """Labels this annotator has standing (undone ones not counted)."""
     pool: int
-
-
-def task_spec(store: LabelStore) -> TaskSpec:
-    task = store.task()
-    if task is None:
-        raise LookupError("the run has no labelling task")
-    return TaskSpec.model_validate(task[1])
 
 
 def shown_pair(rundir: RunDir, store: LabelStore, assignment: Assignment) -> Shown:

@@ -79,6 +79,10 @@ CLAIM_S = 30 * 60
 too (it stays in the first annotator's queue)."""
 
 
+_VERSION = 1
+"""The schema's version (`PRAGMA user_version`); 0 in a new file."""
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -123,6 +127,7 @@ class LabelRow:
     seconds: float | None
     source: str
     undone_at: str | None
+    item_id: str
 
 
 class LabelStore:
@@ -131,7 +136,10 @@ class LabelStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._conn = connect(path)
-        self._conn.executescript(_SCHEMA)
+        # Every page load opens the store: create the tables once, not a write per open.
+        if self._conn.execute("PRAGMA user_version").fetchone()[0] < _VERSION:
+            # IF NOT EXISTS throughout: two processes creating it at once both succeed.
+            self._conn.executescript(_SCHEMA + f"PRAGMA user_version = {_VERSION};")
 
     def close(self) -> None:
         self._conn.close()
@@ -193,12 +201,11 @@ class LabelStore:
 
     def open_assignment(self, annotator: str) -> Assignment | None:
         """The pair this annotator was shown and has not answered (a reload shows it again)."""
+        # The latest served first: an undone label's pair comes back before the one the
+        # annotator was looking at when it pressed undo.
         row = self._conn.execute(
-            "SELECT a.id, a.annotator, a.pair_id, q.item_id, a.shown, a.served_at, "
-            "a.answered_at FROM assignments a JOIN queue q USING (pair_id) "
-            # The latest served first: an undone label's pair comes back before the one the
-            # annotator was looking at when it pressed undo.
-            "WHERE a.annotator = ? AND a.answered_at IS NULL ORDER BY a.serial DESC LIMIT 1",
+            _ASSIGNMENTS + "WHERE a.annotator = ? AND a.answered_at IS NULL "
+            "ORDER BY a.serial DESC LIMIT 1",
             (annotator,),
         ).fetchone()
         return None if row is None else Assignment(*row)
@@ -206,19 +213,13 @@ class LabelStore:
     def open_assignments(self, annotator: str) -> list[Assignment]:
         """Every pair shown to this annotator and not answered, in queue order."""
         rows = self._conn.execute(
-            "SELECT a.id, a.annotator, a.pair_id, q.item_id, a.shown, a.served_at, "
-            "a.answered_at FROM assignments a JOIN queue q USING (pair_id) "
-            "WHERE a.annotator = ? AND a.answered_at IS NULL ORDER BY q.rank",
+            _ASSIGNMENTS + "WHERE a.annotator = ? AND a.answered_at IS NULL ORDER BY q.rank",
             (annotator,),
         )
         return [Assignment(*r) for r in rows]
 
     def assignment(self, assignment_id: str) -> Assignment | None:
-        row = self._conn.execute(
-            "SELECT a.id, a.annotator, a.pair_id, q.item_id, a.shown, a.served_at, "
-            "a.answered_at FROM assignments a JOIN queue q USING (pair_id) WHERE a.id = ?",
-            (assignment_id,),
-        ).fetchone()
+        row = self._conn.execute(_ASSIGNMENTS + "WHERE a.id = ?", (assignment_id,)).fetchone()
         return None if row is None else Assignment(*row)
 
     def assign_next(self, annotator: str, overlap: int, max_skips: int) -> Assignment | None:
@@ -306,7 +307,7 @@ class LabelStore:
         return self.label(label_id)
 
     def label(self, label_id: int) -> LabelRow:
-        row = self._conn.execute(f"SELECT {_LABEL} FROM labels WHERE id = ?", (label_id,))
+        row = self._conn.execute(_LABELS + "WHERE l.id = ?", (label_id,))
         return LabelRow(*row.fetchone())
 
     def undo_last(self, annotator: str) -> LabelRow | None:
@@ -333,12 +334,12 @@ class LabelStore:
         """Every label (undone ones too unless `standing`), oldest first."""
         where, args = [], []
         if annotator is not None:
-            where.append("annotator = ?")
+            where.append("l.annotator = ?")
             args.append(annotator)
         if standing:
-            where.append("undone_at IS NULL")
-        clause = f" WHERE {' AND '.join(where)}" if where else ""
-        rows = self._conn.execute(f"SELECT {_LABEL} FROM labels{clause} ORDER BY id", args)
+            where.append("l.undone_at IS NULL")
+        clause = f"WHERE {' AND '.join(where)} " if where else ""
+        rows = self._conn.execute(_LABELS + clause + "ORDER BY l.id", args)
         return [LabelRow(*r) for r in rows]
 
     def counts(self, annotator: str) -> tuple[int, int]:
@@ -361,10 +362,18 @@ class LabelStore:
         return [r[0] for r in rows]
 
 
-_LABEL = (
-    "id, assignment_id, annotator, pair_id, choice, winner, shown, reason, served_at, "
-    "created_at, seconds, source, undone_at"
+_ASSIGNMENTS = (
+    "SELECT a.id, a.annotator, a.pair_id, q.item_id, a.shown, a.served_at, a.answered_at "
+    "FROM assignments a JOIN queue q USING (pair_id) "
 )
+"""An `Assignment` row; add the WHERE clause."""
+
+_LABELS = (
+    "SELECT l.id, l.assignment_id, l.annotator, l.pair_id, l.choice, l.winner, l.shown, "
+    "l.reason, l.served_at, l.created_at, l.seconds, l.source, l.undone_at, q.item_id "
+    "FROM labels l JOIN queue q USING (pair_id) "
+)
+"""A `LabelRow` (with its pair's item); add the WHERE clause."""
 
 
 def _winner(choice: str, shown: str) -> str | None:

@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import ConfigError, DataError
-from judge.labelling.store import QueueRow
+from judge.labelling.store import LabelStore, QueueRow
 from judge.rundir import RunDir
 from judge.types import PANEL
 
@@ -232,5 +232,9 @@ def create_task(rundir: RunDir, spec: TaskSpec) -> str:
             ) from None
 
 
-def task_spec(raw: dict[str, Any]) -> TaskSpec:
-    return TaskSpec.model_validate(raw)
+def task_spec(store: LabelStore) -> TaskSpec:
+    """The spec of the store's task; `LookupError` when the run has none."""
+    task = store.task()
+    if task is None:
+        raise LookupError("the run has no labelling task")
+    return TaskSpec.model_validate(task[1])

@@ -9,19 +9,17 @@ SHA-256 hashes and shown once, like bearer tokens.
 from __future__ import annotations
 
 import hmac
-import re
 import secrets
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, select, update
 
-from judge.service.auth import hash_token
+from judge.service.auth import NAME, hash_token
 from judge.service.db import annotators, as_utc, runs, utc_now
 from judge.service.problems import ProblemError
 
 ANNOTATOR_PREFIX = "jda_"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,99}$")
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class Annotator:
 
 def create_annotator(engine: Engine, run_id: str, name: str) -> tuple[str, Annotator]:
     """A new annotator of `run_id`; returns (its token, to show once, the annotator)."""
-    if not _NAME.match(name):
+    if not NAME.match(name):
         raise ProblemError(
             422,
             "invalid-request",

@@ -19,7 +19,8 @@ from judge.service.db import as_utc, tokens, utc_now
 from judge.service.problems import ProblemError
 
 TOKEN_PREFIX = "jdg_"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,99}$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,99}$")
+"""What a token's (or an annotator's) name may be."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ def hash_token(token: str) -> str:
 
 def create_token(engine: Engine, name: str, *, admin: bool = False) -> tuple[str, Principal]:
     """A new token named `name`; returns (the token, to show once, its principal)."""
-    if not _NAME.match(name):
+    if not NAME.match(name):
         raise ConfigError(
             f"token name {name!r}: use 1-100 letters, digits, '_', '.', '@' or '-', "
             "starting with a letter or digit"

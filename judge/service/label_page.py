@@ -11,6 +11,7 @@ Each answer marks the run for the calibration refresher, so the report follows t
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
@@ -18,7 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from judge.errors import DataError
 from judge.labelling import session
-from judge.labelling.task import TaskSpec, human_instructions
+from judge.labelling.task import TaskSpec, human_instructions, task_spec
 from judge.rundir import RunDir
 from judge.service import label_html
 from judge.service.annotators import Annotator, authenticate_annotator
@@ -44,9 +45,9 @@ def _headers(nonce: str) -> dict[str, str]:
     }
 
 
-def _html(render: object, status: int = 200) -> HTMLResponse:
+def _html(render: Callable[[str], str], status: int = 200) -> HTMLResponse:
+    """The page `render(nonce)` writes, with the headers that nonce goes in."""
     nonce = secrets.token_urlsafe(16)
-    assert callable(render)
     return HTMLResponse(render(nonce), status_code=status, headers=_headers(nonce))
 
 
@@ -106,7 +107,7 @@ def _current(request: Request, who: Annotator, error: str | None) -> HTMLRespons
             )
         )
     with rundir.open_labelling() as store:
-        spec = session.task_spec(store)
+        spec = task_spec(store)
     text = _instructions(rundir, spec)
     return _html(
         lambda n: label_html.pair(n, who.name, shown, text, error), 200 if error is None else 422

@@ -175,8 +175,6 @@ def _labels(request: Request, run: Any) -> LabelList:
     slots = rundir.read_key().pairs
     with rundir.open_labelling() as store:
         rows = store.labels()
-        labelled = {label.pair_id for label in rows}
-        items = {q.pair_id: q.item_id for q in store.queue() if q.pair_id in labelled}
     out = []
     for label in rows:
         a, b = slots[label.pair_id]
@@ -185,7 +183,7 @@ def _labels(request: Request, run: Any) -> LabelList:
             LabelRecord(
                 id=label.id,
                 annotator=label.annotator,
-                item_id=items[label.pair_id],
+                item_id=label.item_id,
                 system_a=a,
                 system_b=b,
                 choice=label.choice,

@@ -20,6 +20,7 @@ from pydantic import (
 )
 
 from calibration.thresholds import GateThresholds
+from judge.batch_config import BatchSettings
 from judge.config_keys import unknown_key
 from judge.errors import ConfigError
 from judge.limits import ANALYSIS_SEED, MAX_RESAMPLES
@@ -119,6 +120,26 @@ class JudgeSpec(_Strict):
     """USD per million input tokens; overrides the built-in price table."""
     output_cost_per_mtok: float | None = Field(default=None, ge=0)
     """USD per million output tokens; overrides the built-in price table."""
+    cached_input_cost_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per million input tokens read from the provider's prompt cache; else the price
+    table's, else the plain input price."""
+    cache_write_cost_per_mtok: float | None = Field(default=None, ge=0)
+    """USD per million input tokens written to the prompt cache (Anthropic); else the price
+    table's, else the plain input price."""
+    batch_discount: float | None = Field(default=None, ge=0, lt=1)
+    """Share of the price a batch-mode reply saves (0.5: half price); else the price table's
+    batch prices, else 0.5 for openai and anthropic judges (their published batch discount)."""
+    mode: Literal["sync", "batch"] = "sync"
+    """`sync`: one HTTP request per judgment. `batch`: the provider's batch API (OpenAI Batch,
+    Anthropic Message Batches; openai and anthropic judges only), at about half the price,
+    answered within 24 hours; repairs of unparseable replies are synchronous calls."""
+    batch: BatchSettings = Field(default_factory=BatchSettings)
+    """Batch-mode settings: batch sizes, polling, a deadline, re-queueing."""
+    prompt_cache: bool = True
+    """Mark the static start of every prompt (the rubric's system message) as cacheable: an
+    Anthropic `cache_control` breakpoint (a provider caches only prefixes of 1,024 tokens or
+    more). OpenAI caches long prefixes by itself; either way the cached tokens are read from
+    the reply's usage and priced at the cached rate."""
     recorded: Path | None = None
     """`recorded/...` judges: the JSONL file of recorded verdicts to replay."""
     max_connections: int = Field(default=16, ge=1)
@@ -145,6 +166,11 @@ class JudgeSpec(_Strict):
         if "/" not in self.model:
             raise ValueError(
                 f"judge model '{self.model}' needs a provider prefix, e.g. 'openai/{self.model}'"
+            )
+        if self.mode == "batch" and self.provider not in ("openai", "anthropic"):
+            raise ValueError(
+                f"judge '{self.model}': mode 'batch' needs a provider batch API, which only "
+                "openai/... and anthropic/... judges have; remove mode: batch for this judge"
             )
         if self.transport is None:
             # Resolved here, so the run's record names the transport a judge was sent with.

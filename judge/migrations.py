@@ -149,12 +149,24 @@ def _m003_requests_by_item(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m004_cost_columns(conn: sqlite3.Connection) -> None:
+    # Prompt-cache usage and the batch that answered: what the report's realised batch discount
+    # and cache savings are computed from. Old rows read as uncached, synchronous replies.
+    _run_all(
+        conn,
+        "ALTER TABLE judge_responses ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE judge_responses ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE judge_responses ADD COLUMN batch_id TEXT",
+    )
+
+
 RUN_MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_run_tables", _m001_run_tables),
     # The run store always has its own cache table, even when a shared cache file is used
     # (it then stays empty): the schema of a file must not depend on how it was opened.
     Migration("m002_response_cache", _create_response_cache),
     Migration("m003_requests_by_item", _m003_requests_by_item),
+    Migration("m004_cost_columns", _m004_cost_columns),
 )
 """Migrations of `store.sqlite`, in the order they are applied."""
 

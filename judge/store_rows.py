@@ -66,7 +66,8 @@ REQUEST_FIELDS = (
 """Columns of `judge_requests` that hold a `JudgeRequest`, primary key first."""
 RESPONSE_FIELDS = (
     "text", "input_tokens", "output_tokens", "cost_usd", "latency_s", "attempts",
-    "provider_request_id", "error", "cached",
+    "provider_request_id", "error", "cached", "cache_read_tokens", "cache_write_tokens",
+    "batch_id",
 )
 """Columns of `judge_responses` that hold a `JudgeResponse`, after its `request_id`."""
 VERDICT_FIELDS = (
@@ -227,8 +228,14 @@ def check_verdict(resp: JudgeResponse, verdict: Verdict | ParseFailure | None) -
 
 
 def _usage(data: dict[str, Any]) -> Usage:
-    """The `Usage` of a row read into `data`; pops its two token columns from `data`."""
-    return Usage(input_tokens=data.pop("input_tokens"), output_tokens=data.pop("output_tokens"))
+    """The `Usage` of a row read into `data`; pops its token columns from `data` (a cache
+    row has no prompt-cache columns: a cached reply cost nothing this time)."""
+    return Usage(
+        input_tokens=data.pop("input_tokens"),
+        output_tokens=data.pop("output_tokens"),
+        cache_read_tokens=data.pop("cache_read_tokens", 0),
+        cache_write_tokens=data.pop("cache_write_tokens", 0),
+    )
 
 
 def verdict_row(verdict: Verdict | ParseFailure) -> tuple[Any, ...]:

@@ -134,7 +134,14 @@ class ParseFailure(_Record):
 
 class Usage(_Record):
     input_tokens: int = 0
+    """Every prompt token, those read from or written to a provider's prompt cache included."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Of `input_tokens`, those served from the provider's prompt cache (OpenAI
+    `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`)."""
+    cache_write_tokens: int = 0
+    """Of `input_tokens`, those written to the prompt cache (Anthropic
+    `cache_creation_input_tokens`; priced above plain input)."""
 
 
 class JudgeRequest(_Record):
@@ -171,3 +178,7 @@ class JudgeResponse(_Record):
     error: str | None = None
     """Set when every attempt failed; `text` is then None."""
     cached: bool = False
+    batch_id: str | None = None
+    """The run's own id of the provider batch that answered (`judge.batch`); None when the
+    reply came from a synchronous call (a repair turn of a batch reply is synchronous, and
+    its cost is added at the synchronous price)."""

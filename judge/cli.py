@@ -161,6 +161,9 @@ def run(
             help="Shared response cache (default: response_cache.sqlite beside the run dir)."
         ),
     ] = None,
+    batch: Annotated[
+        bool, typer.Option("--batch", help="Every judge in mode: batch (provider batch APIs).")
+    ] = False,
 ) -> None:
     """Blind, judge (both orders, cross-family), aggregate. Resumable: run it again on the same
     run dir to continue where it stopped; nothing is paid for twice. Ctrl-C stops it and
@@ -176,6 +179,10 @@ def run(
     from judge.rundir import RunDir
 
     cfg = load_config(config)
+    if batch:
+        from judge.batch import in_batch_mode
+
+        cfg = in_batch_mode(cfg)
     target = RunDir.for_config(cfg, run_dir)
     if dry_run:
         from judge.run import dry_run as plan

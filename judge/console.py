@@ -8,9 +8,11 @@ from rich.console import Console
 from rich.table import Table
 
 if TYPE_CHECKING:
+    from judge.estimate import JudgeEstimate, RunEstimate
     from judge.run import PrepareSummary, RunOutcome
     from judge.run.execute import Progress
     from judge.summary import InjectionCounts, RunSummary
+    from judge.summary_cost import JudgeCost
     from judge.types import InjectionReport, ScrubReport
 
 _console = Console(highlight=False, markup=False)  # names like "gpt-4[0613]" print as written
@@ -85,18 +87,72 @@ def print_prepare_summary(summary: PrepareSummary) -> None:
     _console.print(f"run dir: {summary.run_dir}")
 
 
-def print_dry_run(plan: dict[str, dict]) -> None:
+def print_dry_run(plan: RunEstimate) -> None:
     table = Table(title="Dry run: nothing sent")
-    for column in ("judge", "pending requests", "already cached", "input tokens (est.)", "cost"):
-        table.add_column(column, justify="left" if column == "judge" else "right")
-    for judge, row in plan.items():
-        cost = "unknown price" if row["cost_usd"] is None else f"${row['cost_usd']:,.2f}"
+    # The judge's name whole, on one line: it is what a reader (and a script) looks for.
+    width = max((len(judge) for judge in plan.judges), default=5)
+    table.add_column("judge", no_wrap=True, min_width=width)
+    table.add_column("mode")
+    for column in ("pending requests", "in cache", "sync", "batch", "prompt-cached"):
+        table.add_column(column, justify="right")
+    for judge, row in plan.judges.items():
         table.add_row(
-            judge, f"{row['requests']:,}", f"{row['cached']:,}", f"{row['input_tokens']:,}", cost
+            judge,
+            row.mode,
+            f"{row.requests:,}",
+            f"{row.cached:,}",
+            _usd(row.cost_sync_usd),
+            _usd(row.cost_batch_usd),
+            _usd(row.cost_cached_usd),
         )
     _console.print(table)
-    if not plan:
+    if not plan.judges:
         _console.print("nothing pending: every request already has a stored response")
+        return
+    _console.print(
+        "sync / batch: every request sent so, nothing cached; prompt-cached: in the judge's "
+        "mode, the static prefix (the system message) read from the cache by all but the "
+        "first request that starts with it. In cache: answered by the response cache, free."
+    )
+    for judge, row in plan.judges.items():
+        _console.print(
+            f"{judge}: ~{row.input_tokens:,} input and ~{row.output_tokens:,} output tokens "
+            f"to send; {_prefix_note(row, plan.min_cacheable_tokens)}"
+        )
+
+
+def _usd(value: float | None) -> str:
+    return "unknown price" if value is None else f"${value:,.2f}"
+
+
+def _prefix_note(row: JudgeEstimate, minimum: int) -> str:
+    """What the cached estimate assumed about the judge's static prefixes."""
+    if not row.prefixes:
+        return "no static prefix (system message) to cache" if row.to_send else "nothing to send"
+    low, high = min(p.tokens for p in row.prefixes), max(p.tokens for p in row.prefixes)
+    size = f"~{low:,} tokens" if low == high else f"~{low:,} to {high:,} tokens"
+    several = len(row.prefixes) > 1
+    what = f"{len(row.prefixes)} distinct static prefixes" if several else "static prefix"
+    cacheable = [p for p in row.prefixes if p.cacheable]
+    if not cacheable:
+        why = (
+            f"below the {minimum:,}-token minimum, caching will not apply"
+            if not several
+            else f"each below the {minimum:,}-token minimum, caching will not apply"
+        )
+        note = f"{what} {size}: {why}"
+    elif not row.prompt_cache:
+        note = f"{what} {size}: prompt_cache is off, so the provider will not cache it"
+    else:
+        note = (
+            f"{what} {size}: {row.cache_read_tokens:,} input tokens read from the cache, "
+            f"{row.cache_write_tokens:,} written to it"
+        )
+        if len(cacheable) < len(row.prefixes):
+            note += f" ({len(row.prefixes) - len(cacheable)} prefixes below {minimum:,} tokens)"
+    if row.unfollowed_requests:
+        note += f"; {row.unfollowed_requests:,} requests with other prefixes estimated uncached"
+    return note
 
 
 def print_interrupted(progress: Progress | None, command: str) -> None:
@@ -146,6 +202,8 @@ def print_run_outcome(outcome: RunOutcome) -> None:
             "unpriced" if st.cost_usd is None else f"${st.cost_usd:,.4f}",
         )
     _console.print(table)
+    if summary.costs is not None and summary.costs.total.paid:
+        _console.print(_spend_line(summary.costs.total))
     if outcome.stats.stopped_reason == "budget":
         _console.print(
             f"stopped before exceeding the budget: {outcome.stats.skipped_for_budget:,} requests "
@@ -160,6 +218,24 @@ def print_run_outcome(outcome: RunOutcome) -> None:
     )
     if rundir.report_html.exists():
         _console.print(f"report: {rundir.report_html} (and {rundir.report_md.name})")
+
+
+def _spend_line(total: JudgeCost) -> str:
+    """What was paid, per 1,000 judgments, and what batching and the prompt cache saved."""
+    if total.cost_usd is None:
+        return f"{total.paid:,} paid judgments; cost unknown (a judge has no price)"
+    line = f"spent ${total.cost_usd:,.4f} on {total.paid:,} paid judgments"
+    if total.cost_per_1k_usd is not None:
+        line += f" (${total.cost_per_1k_usd:,.4f} per 1,000)"
+    if total.batch:
+        line += f"; {total.batch:,} by batch"
+        if total.batch_discount_usd is not None:
+            line += f", saving ${total.batch_discount_usd:,.4f}"
+    if total.cached_share:
+        line += f"; {total.cached_share:.1%} of prompt tokens from the prompt cache"
+        if total.cache_savings_usd is not None:
+            line += f", saving ${total.cache_savings_usd:,.4f}"
+    return line
 
 
 def print_findings(summary: RunSummary) -> None:

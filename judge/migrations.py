@@ -160,6 +160,46 @@ def _m004_cost_columns(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m005_batches(conn: sqlite3.Connection) -> None:
+    # The batch ledger (`judge.batch.ledger`): every provider batch a run plans, its state and
+    # its requests, so a killed run re-attaches to batches in flight and never submits a
+    # request twice. A request may be in several batches over time (failed or expired ones are
+    # re-queued); `outcome` is NULL while its batch is open.
+    _run_all(
+        conn,
+        """CREATE TABLE batches (
+            batch_id          TEXT PRIMARY KEY,
+            judge             TEXT NOT NULL,
+            api               TEXT NOT NULL CHECK (api IN ('openai', 'anthropic')),
+            state             TEXT NOT NULL CHECK (state IN
+                                ('planned', 'submitting', 'submitted', 'collected', 'abandoned')),
+            requests          INTEGER NOT NULL,
+            bytes             INTEGER NOT NULL,
+            estimate_usd      REAL,
+            input_file_id     TEXT,
+            provider_id       TEXT UNIQUE,
+            provider_status   TEXT,
+            counts            TEXT,  -- JSON: the provider's request counts, last seen
+            adopted           INTEGER NOT NULL DEFAULT 0,
+            rejected          TEXT,  -- JSON: provider ids adopted, then found not to be ours
+            created_at        TEXT NOT NULL,
+            submit_started_at TEXT,
+            submitted_at      TEXT,
+            collected_at      TEXT,
+            note              TEXT
+        )""",
+        "CREATE INDEX batches_by_state ON batches (state)",
+        """CREATE TABLE batch_requests (
+            batch_id   TEXT NOT NULL REFERENCES batches (batch_id),
+            request_id TEXT NOT NULL REFERENCES judge_requests (request_id),
+            outcome    TEXT CHECK (outcome IN
+                         ('answered', 'error', 'failed', 'expired', 'canceled', 'missing')),
+            PRIMARY KEY (batch_id, request_id)
+        )""",
+        "CREATE INDEX batch_requests_by_request ON batch_requests (request_id, outcome)",
+    )
+
+
 RUN_MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_run_tables", _m001_run_tables),
     # The run store always has its own cache table, even when a shared cache file is used
@@ -167,6 +207,7 @@ RUN_MIGRATIONS: tuple[Migration, ...] = (
     Migration("m002_response_cache", _create_response_cache),
     Migration("m003_requests_by_item", _m003_requests_by_item),
     Migration("m004_cost_columns", _m004_cost_columns),
+    Migration("m005_batches", _m005_batches),
 )
 """Migrations of `store.sqlite`, in the order they are applied."""
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress as Bar
     from rich.progress import TaskID
 
-    from judge.tally import Progress
+    from judge.tally import BatchProgress, Progress
 
 PREPARING = "preparing (load, blind, pair, render)"
 
@@ -131,13 +131,23 @@ class RunDisplay:
         if rate is not None:
             parts.append(f"{rate:,.1f}/s")
         parts.append(f"${p.spent_usd:,.4f}")
-        if rate and p.total_final and p.total > p.done:
+        if p.batches is not None:
+            parts.append(_batches(p.batches))
+        if rate and p.total_final and p.total > p.done and p.batches is None:
+            # Batch answers arrive a batch at a time, hours apart: no rate predicts them.
             parts.append(f"about {_duration((p.total - p.done) / rate)} left")
         return ", ".join(parts)
 
     def _print(self, text: str) -> None:
         self._console.print(text, highlight=False, markup=False, soft_wrap=True)
         self._last_line = time.monotonic()
+
+
+def _batches(b: BatchProgress) -> str:
+    text = f"batches: {b.submitted:,} in progress"
+    if b.planned:
+        text += f", {b.planned:,} to submit"
+    return text + f" ({b.in_flight:,} requests), {b.done:,} done ({b.answered:,} answered)"
 
 
 @contextlib.contextmanager

@@ -135,6 +135,12 @@ class RunDir:
         return [self.summary_file.name, self.report_md.name, self.report_html.name]
 
     @property
+    def batches_dir(self) -> Path:
+        """Batch bodies (`judge.batch`): one JSONL file per planned batch, read when it is
+        submitted (again, after a crash)."""
+        return self.path / "batches"
+
+    @property
     def plots_dir(self) -> Path:
         return self.path / PLOTS
 

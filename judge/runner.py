@@ -1,8 +1,9 @@
 """The judge runner: pending request -> cache -> provider (limited, retried) -> parse -> store.
 
-One asyncio loop per worker process. Per connection key: one semaphore (`max_connections`) and
-one requests/tokens-per-minute limiter. One tenacity policy for every provider: exponential
-jitter, Retry-After honoured, finite attempts, a per-request timeout. Providers never retry.
+One asyncio loop per worker process; every call goes through `judge.calls` (per connection
+key one semaphore and one rate limiter; one retry policy). Judges in batch mode are not sent
+from here: `judge.batch` submits them, and comes here for the synchronous repair of an
+unparseable batch reply (`Runner.settle`) and for requests past the batch deadline.
 
 Nothing paid for is lost: every reply is written with its verdict (or `ParseFailure`) in one
 transaction, in small batches flushed every few milliseconds, and the same request content is
@@ -19,22 +20,16 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from tenacity import (
-    AsyncRetrying,
-    RetryCallState,
-    retry_if_exception,
-    stop_after_attempt,
-    wait_random_exponential,
-)
-
+from judge.budget import Budget
+from judge.calls import Calls, Exhausted
 from judge.config import JudgeSpec, RunConfig
 from judge.errors import ConfigError, ProviderError
 from judge.estimate import estimate_tokens, max_tokens
 from judge.parsing import output_schema, parse_reply, repair_prompt
 from judge.pricing import price
 from judge.providers.base import Provider, ProviderCall, ProviderReply
-from judge.ratelimit import RateLimiter
 from judge.rubrics import Rubric, load_rubric
 from judge.rundir import RunDir
 from judge.store import RunStore
@@ -97,6 +92,8 @@ class Runner:
         repair: bool = True,
         on_result: Callable[[Outcome], None] | None = None,
         recorded: Counts | None = None,
+        judges: frozenset[str] | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.store = store
         self.config = config
@@ -104,6 +101,9 @@ class Runner:
         self.specs = judge_specs(config)
         self._providers = providers or {}
         self.max_cost_usd = max_cost_usd
+        self.budget = budget or Budget(max_cost_usd)
+        """Shared with the batch engine of this process: spend, reservations, committed
+        batches."""
         self.shard = shard
         self.shards = shards
         self.repair = repair
@@ -113,12 +113,11 @@ class Runner:
         """What this runner has stored, counted at each flush: the progress display's source."""
         self._schema = output_schema(self.rubric)
         self._repair_text = repair_prompt(self.rubric)
-        self._semaphores: dict[str, asyncio.Semaphore] = {}
-        self._limiters: dict[str, RateLimiter] = {}
-        self._provider_limits: dict[Provider, tuple[asyncio.Semaphore, RateLimiter]] = {}
+        self.judges = judges
+        """The judges whose pending requests this runner sends from the store (None: all)."""
+        self.calls = Calls(self.specs, self.provider, shards)
         self._inflight: dict[str, asyncio.Future[Outcome]] = {}
         self._pending_writes: list[Outcome] = []
-        self._reserved_usd = 0.0
         self._stop = False
         self._failure: Exception | None = None
         self._dispatcher: asyncio.Task[None] | None = None
@@ -142,28 +141,6 @@ class Runner:
             self._providers[judge] = provider
         return self._providers[judge]
 
-    def _limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:
-        limits = self._provider_limits.get(provider)
-        if limits is None:
-            limits = self._provider_limits[provider] = self._key_limits(provider)
-        return limits
-
-    def _key_limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:
-        key = provider.connection_key()
-        if key not in self._semaphores:
-            sharing = [s for m, s in self.specs.items() if self.provider(m).connection_key() == key]
-            # Limits are per provider endpoint; worker processes split them evenly.
-            connections = max(1, max(s.max_connections for s in sharing) // self.shards)
-            rpm = min(
-                (s.requests_per_minute for s in sharing if s.requests_per_minute), default=None
-            )
-            tpm = min((s.tokens_per_minute for s in sharing if s.tokens_per_minute), default=None)
-            self._semaphores[key] = asyncio.Semaphore(connections)
-            self._limiters[key] = RateLimiter(
-                rpm / self.shards if rpm else None, tpm / self.shards if tpm else None
-            )
-        return self._semaphores[key], self._limiters[key]
-
     # -- running ---------------------------------------------------------------------------
 
     async def run(
@@ -171,6 +148,7 @@ class Runner:
         requests: Sequence[JudgeRequest] | None = None,
         *,
         preparing: threading.Event | None = None,
+        close: bool = True,
     ) -> RunStats:
         """Send `requests`, or (None) this shard's pending requests as the store holds them:
         read page by page, so memory holds a page and the requests in flight, and, while
@@ -198,9 +176,32 @@ class Runner:
             with contextlib.suppress(asyncio.CancelledError):
                 await writer
             self._flush()
-            for provider in self._providers.values():
-                await provider.aclose()
+            if close:
+                await self.aclose()
         return self.stats
+
+    async def aclose(self) -> None:
+        """Close the providers' connections (`run` does, unless told not to)."""
+        for provider in self._providers.values():
+            await provider.aclose()
+
+    @property
+    def schema(self) -> dict[str, Any] | None:
+        """The reply schema of structured output."""
+        return self._schema
+
+    def parse(self, text: str | None) -> Verdict | ParseFailure:
+        return parse_reply(text, self.rubric)
+
+    @property
+    def budget_stopped(self) -> bool:
+        return self._stop
+
+    def stop_for_budget(self, skipped: int) -> None:
+        """Nothing more is sent: the budget cannot take it."""
+        self._stop = True
+        self.stats.skipped_for_budget += skipped
+        self.stats.stopped_reason = "budget"
 
     async def _dispatch(
         self, feed: AsyncIterator[list[JudgeRequest]], workers: list[asyncio.Task[None]]
@@ -236,6 +237,8 @@ class Runner:
             if rows:
                 after = rows[-1][0]
                 page = [r for _, r in rows]
+                if self.judges is not None:
+                    page = [r for r in page if r.judge in self.judges]
                 if self.shards > 1:
                     page = [r for r in page if shard_of(r.request_id, self.shards) == self.shard]
                 if page:
@@ -327,13 +330,10 @@ class Runner:
         provider = self.provider(request.judge)
         spec = self.specs[request.judge]
         # The reservation only matters to the budget check.
-        estimate = 0.0 if self.max_cost_usd is None else self._estimate_cost(request, spec)
-        self._reserved_usd += estimate
+        estimate = 0.0 if self.budget.max_usd is None else self._estimate_cost(request, spec)
+        self.budget.reserved_usd += estimate
         started = time.perf_counter()
         self.stats.sent += 1
-        attempts = 0
-        usage = Usage()
-        cost: float | None = None
         try:
             call = ProviderCall(
                 request=request,
@@ -342,102 +342,80 @@ class Runner:
                 timeout_s=spec.timeout_s,
             )
             try:
-                reply, attempts = await self._call(provider, spec, call)
-            except _Exhausted as failure:
+                reply, attempts = await self.calls.call(provider, spec, call)
+            except Exhausted as failure:
                 return self._failed(request, spec, failure.error, failure.attempts, started), None
-            usage, cost = _add(usage, cost, reply, spec)
-            text = reply.text
-            verdict = parse_reply(text, self.rubric)
-            if isinstance(verdict, ParseFailure) and self.repair and text:
-                repair_call = ProviderCall(
-                    request=request,
-                    messages=(
-                        *request.messages,
-                        ChatMessage(role="assistant", content=text),
-                        ChatMessage(role="user", content=self._repair_text),
-                    ),
-                    schema=call.schema,
-                    timeout_s=spec.timeout_s,
-                )
-                try:
-                    repaired, more = await self._call(provider, spec, repair_call)
-                except _Exhausted as failure:
-                    if isinstance(failure.error, ProviderError):
-                        raise failure.error from None
-                    # The first reply and its ParseFailure stand.
-                else:
-                    attempts += more
-                    usage, cost = _add(usage, cost, repaired, spec)
-                    second = parse_reply(repaired.text, self.rubric)
-                    if isinstance(second, Verdict):
-                        self.stats.repaired += 1
-                        text, verdict = repaired.text, second
-            if isinstance(verdict, ParseFailure):
-                self.stats.parse_failures += 1
-            self.stats.spent_usd += cost or 0.0
-            response = JudgeResponse(
-                request_id=request.request_id,
-                text=text,
+            usage, cost = _add(Usage(), None, reply, spec)
+            return await self.settle(
+                request,
+                reply.text,
                 usage=usage,
                 cost_usd=cost,
-                latency_s=time.perf_counter() - started,
                 attempts=attempts,
+                started=started,
                 provider_request_id=reply.provider_request_id,
             )
-            return response, verdict
         finally:
-            self._reserved_usd -= estimate
+            self.budget.reserved_usd -= estimate
 
-    async def _call(
-        self, provider: Provider, spec: JudgeSpec, call: ProviderCall
-    ) -> tuple[ProviderReply, int]:
-        semaphore, limiter = self._limits(provider)
-        tokens = estimate_tokens(call.messages) + max_tokens(spec) if limiter.active else 0
-
-        async def attempt() -> ProviderReply:
-            await limiter.acquire(tokens)
-            async with semaphore, asyncio.timeout(spec.timeout_s):
-                return await provider.complete(call)
-
-        # Fast path: most calls succeed at once, and entering tenacity costs more CPU than the
-        # call itself. A failed first attempt is handed to the one retry policy as its attempt
-        # 1, so every decision (retry or not, wait, stop) is the policy's, as if it had made
-        # that attempt itself.
-        try:
-            return await attempt(), 1
-        except BaseException as exc:
-            first: BaseException | None = exc
-        attempt_number = 1
-        try:
-            async for managed in self._retrying(provider, spec):
-                with managed:
-                    attempt_number = managed.retry_state.attempt_number
-                    if first is not None:
-                        failed, first = first, None
-                        raise failed
-                    reply = await attempt()
-        except Exception as exc:
-            raise _Exhausted(exc, attempt_number) from exc
-        return reply, attempt_number
-
-    def _retrying(self, provider: Provider, spec: JudgeSpec) -> AsyncRetrying:
-        """The one retry policy: finite attempts, full-jitter exponential backoff, Retry-After
-        honoured, retrying only what the provider classifies as transient or a rate limit (and
-        timeouts). A fresh iterator per call: tenacity keeps per-call state on it."""
-        # Full jitter: many workers that failed together do not retry together.
-        backoff = wait_random_exponential(multiplier=spec.backoff_initial_s, max=spec.backoff_max_s)
-
-        def wait(state: RetryCallState) -> float:
-            exc = state.outcome.exception() if state.outcome else None
-            asked = provider.retry_after(exc) if exc is not None else None
-            return max(asked or 0.0, backoff(state))
-
-        return AsyncRetrying(
-            stop=stop_after_attempt(spec.max_attempts),
-            wait=wait,
-            retry=retry_if_exception(lambda exc: _retryable(provider, exc)),
-            reraise=True,
+    async def settle(
+        self,
+        request: JudgeRequest,
+        text: str | None,
+        *,
+        usage: Usage,
+        cost_usd: float | None,
+        attempts: int,
+        started: float | None,
+        provider_request_id: str | None,
+        batch_id: str | None = None,
+    ) -> Outcome:
+        """A received reply parsed into its verdict, with one synchronous repair turn when it
+        does not parse (its usage and cost added): the response to store."""
+        spec = self.specs[request.judge]
+        cost = cost_usd
+        verdict = parse_reply(text, self.rubric)
+        if isinstance(verdict, ParseFailure) and self.repair and text:
+            repair_call = ProviderCall(
+                request=request,
+                messages=(
+                    *request.messages,
+                    ChatMessage(role="assistant", content=text),
+                    ChatMessage(role="user", content=self._repair_text),
+                ),
+                schema=self._schema if spec.structured_output else None,
+                timeout_s=spec.timeout_s,
+            )
+            try:
+                repaired, more = await self.calls.call(
+                    self.provider(request.judge), spec, repair_call
+                )
+            except Exhausted as failure:
+                if isinstance(failure.error, ProviderError):
+                    raise failure.error from None
+                # The first reply and its ParseFailure stand.
+            else:
+                attempts += more
+                usage, cost = _add(usage, cost, repaired, spec)
+                second = parse_reply(repaired.text, self.rubric)
+                if isinstance(second, Verdict):
+                    self.stats.repaired += 1
+                    text, verdict = repaired.text, second
+        if isinstance(verdict, ParseFailure):
+            self.stats.parse_failures += 1
+        self.stats.spent_usd += cost or 0.0
+        self.budget.spent_usd += cost or 0.0
+        response = JudgeResponse(
+            request_id=request.request_id,
+            text=text,
+            usage=usage,
+            cost_usd=cost,
+            latency_s=None if started is None else time.perf_counter() - started,
+            attempts=attempts,
+            provider_request_id=provider_request_id,
+            batch_id=batch_id,
         )
+        return response, verdict
 
     def _failed(
         self, request: JudgeRequest, spec: JudgeSpec, exc: BaseException, attempts: int, t0: float
@@ -464,11 +442,9 @@ class Runner:
         return price(spec.model, usage, spec) or 0.0
 
     def _over_budget(self, request: JudgeRequest) -> bool:
-        if self.max_cost_usd is None:
+        if self.budget.max_usd is None:
             return False
-        spec = self.specs[request.judge]
-        estimate = self._estimate_cost(request, spec)
-        return self.stats.spent_usd + self._reserved_usd + estimate > self.max_cost_usd
+        return not self.budget.allows(self._estimate_cost(request, self.specs[request.judge]))
 
 
 async def _listed(requests: Sequence[JudgeRequest]) -> AsyncIterator[list[JudgeRequest]]:
@@ -476,27 +452,15 @@ async def _listed(requests: Sequence[JudgeRequest]) -> AsyncIterator[list[JudgeR
         yield list(requests[start : start + _PAGE_ROWS])
 
 
-class _Exhausted(Exception):
-    """A call that failed for good, with how many attempts it took."""
-
-    def __init__(self, error: Exception, attempts: int) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.attempts = attempts
-
-
-def _retryable(provider: Provider, exc: BaseException) -> bool:
-    if isinstance(exc, TimeoutError):
-        return True
-    return provider.classify_error(exc) is not None
-
-
 def _add(
     usage: Usage, cost: float | None, reply: ProviderReply, spec: JudgeSpec
 ) -> tuple[Usage, float | None]:
+    more = reply.usage
     total = Usage(
-        input_tokens=usage.input_tokens + reply.usage.input_tokens,
-        output_tokens=usage.output_tokens + reply.usage.output_tokens,
+        input_tokens=usage.input_tokens + more.input_tokens,
+        output_tokens=usage.output_tokens + more.output_tokens,
+        cache_read_tokens=usage.cache_read_tokens + more.cache_read_tokens,
+        cache_write_tokens=usage.cache_write_tokens + more.cache_write_tokens,
     )
     this = reply.cost_usd if reply.cost_usd is not None else price(spec.model, reply.usage, spec)
     if this is None:

@@ -17,6 +17,7 @@ from pydantic import Field
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
 from judge.summary_audit import Audit
 from judge.summary_canary import Canaries, CanarySetup
+from judge.summary_cost import RunCosts
 from judge.summary_decision import Answer as Answer
 from judge.summary_decision import DataOverview, Decision
 from judge.summary_decision import Neighbour as Neighbour
@@ -457,6 +458,8 @@ class RunSummary(SummaryModel):
     skipped_pairs: int
     system_costs: dict[str, SystemCost]
     judges: dict[str, JudgeBehaviour]
+    costs: RunCosts | None = None
+    """What the judges spent (`judge.summary_cost`); None in summaries written before it."""
     systems: dict[str, dict[str, WinCount]] | dict[str, dict[str, MeanScore]]
     """Per judge (and panel), per system: plain win counts, or mean scores."""
     aggregate: AggregateConfig

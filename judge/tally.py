@@ -10,11 +10,27 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
 from multiprocessing.context import BaseContext
 from typing import Any
 
 from judge.types import JudgeResponse, ParseFailure, Verdict
+
+
+@dataclass(slots=True)
+class BatchProgress:
+    """The batch engine's batches (`judge.batch.engine`), updated in place as they move."""
+
+    submitted: int = 0
+    """Batches submitted (or being submitted) that have not ended."""
+    planned: int = 0
+    """Batches planned, waiting to be submitted."""
+    done: int = 0
+    """Batches collected."""
+    in_flight: int = 0
+    """Requests in planned or submitted batches."""
+    answered: int = 0
+    """Requests answered by batches (in this run dir, across restarts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +47,8 @@ class Progress:
     spent_usd: float
     total_final: bool = True
     """False while prepare still stores requests: `total` is then a lower bound."""
+    batches: BatchProgress | None = None
+    """Batch-mode judges' batches, when there are any."""
 
 
 @dataclass(slots=True)
@@ -115,6 +133,8 @@ class Tally:
         self._final = start.total_final
         self._parts: list[Callable[[], Counts]] = []
         self._lock = threading.Lock()
+        self.batches: BatchProgress | None = None
+        """The batch engine's counts, when this process runs one (it updates them)."""
 
     def include(self, counts: Callable[[], Counts]) -> None:
         """Add a runner's counts (a function returning them: a `Board` row is read anew)."""
@@ -158,4 +178,5 @@ class Tally:
             parse_failures=parse_failures,
             spent_usd=spent,
             total_final=self._final,
+            batches=None if self.batches is None else replace(self.batches),
         )

@@ -9,6 +9,7 @@ import contextlib
 import signal
 from pathlib import Path
 
+from judge.batch import synchronous_judges
 from judge.config import RunConfig
 from judge.runner import Runner, RunStats
 from judge.store import RunStore
@@ -47,6 +48,8 @@ def run_shard(
                 shards=shards,
                 max_cost_usd=max_cost_usd,
                 recorded=recorded,
+                # Batch-mode judges are the first process's (`judge.run.execute`).
+                judges=synchronous_judges(config.judges),
             )
             return await runner.run()
 

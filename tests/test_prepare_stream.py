@@ -20,6 +20,7 @@ from judge.errors import ConfigError
 from judge.hashing import content_hash
 from judge.run import run_pipeline
 from judge.run.prepare import prepare_locked, prepare_run
+from judge.run.prepared import HOW_SENT_KEYS
 from judge.rundir import RunDir
 from judge.simulator import SimulatorConfig, running_simulator
 from tests.helpers import REPO
@@ -283,9 +284,12 @@ def test_a_run_prepared_by_an_earlier_version_resumes(tmp_path: Path) -> None:
     config = load_config(_config(tmp_path, canaries=None, judges=[judge]))
     run_dir = tmp_path / "run"
     prepare_run(config, run_dir)
-    # What an earlier version stored: the hash of the config's dump with its default filled in.
+    # What an earlier version stored: the hash of the config's dump with its default filled in,
+    # from before judges had the keys of how they are sent and priced (issue 17).
     dump = config.model_dump(mode="json")
     dump["judges"][0]["transport"] = "sdk"
+    for key in HOW_SENT_KEYS:
+        del dump["judges"][0][key]
     with RunDir(run_dir).open_store() as store:
         store.set_meta("config_hash", content_hash(dump))
         store.set_meta("prepared", None)  # nor did it record its inputs' fingerprint
@@ -293,6 +297,10 @@ def test_a_run_prepared_by_an_earlier_version_resumes(tmp_path: Path) -> None:
     said: list[str] = []
     prepare_run(config, run_dir, log=said.append)
     assert (run_dir / "pairs.jsonl").exists() and "prepared already" not in " ".join(said)
+
+    # Sent another way (batch mode, no cache breakpoint) or priced otherwise: the same run.
+    batched = {**judge, "mode": "batch", "prompt_cache": False, "batch_discount": 0.4}
+    prepare_run(load_config(_config(tmp_path, canaries=None, judges=[batched])), run_dir)
 
     moved = load_config(_config(tmp_path, canaries=None, judges=[{**judge, "max_connections": 3}]))
     with pytest.raises(ConfigError, match="different config"):

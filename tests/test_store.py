@@ -43,6 +43,8 @@ RUN_TABLES = {
     "judge_responses",
     "verdicts",
     "response_cache",
+    "batches",
+    "batch_requests",
 }
 
 

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from judge.config import JudgeSpec
 from judge.errors import ProviderError
 from judge.providers.base import ErrorKind
-from judge.types import ChatMessage
+from judge.types import ChatMessage, Usage
 
 LOCAL_DUMMY_KEY = "sk-local-no-key"
 """Sent to servers on this machine when no key is configured (vLLM, Ollama and llama.cpp do
@@ -138,6 +138,49 @@ def openai_response_format(schema: dict[str, Any]) -> dict[str, Any]:
         "type": "json_schema",
         "json_schema": {"name": "verdict", "schema": schema, "strict": True},
     }
+
+
+def openai_usage(usage: Any) -> Usage:
+    """Usage from an OpenAI reply's `usage` (a dict or the SDK's object): `prompt_tokens`
+    includes the cached ones (`prompt_tokens_details.cached_tokens`)."""
+    if usage is None:
+        return Usage()
+    details = _field(usage, "prompt_tokens_details")
+    return Usage(
+        input_tokens=_field(usage, "prompt_tokens") or 0,
+        output_tokens=_field(usage, "completion_tokens") or 0,
+        cache_read_tokens=(_field(details, "cached_tokens") or 0) if details else 0,
+    )
+
+
+def anthropic_usage(usage: Any) -> Usage:
+    """Usage from an Anthropic reply's `usage` (a dict or the SDK's object). Anthropic's
+    `input_tokens` leaves out the tokens read from and written to the prompt cache; ours is
+    every prompt token, so the three are added."""
+    if usage is None:
+        return Usage()
+    read = _field(usage, "cache_read_input_tokens") or 0
+    written = _field(usage, "cache_creation_input_tokens") or 0
+    return Usage(
+        input_tokens=(_field(usage, "input_tokens") or 0) + read + written,
+        output_tokens=_field(usage, "output_tokens") or 0,
+        cache_read_tokens=read,
+        cache_write_tokens=written,
+    )
+
+
+def _field(value: Any, name: str) -> Any:
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def anthropic_system(system: str, *, cache: bool) -> str | list[dict[str, Any]]:
+    """The system prompt, as one text block with a `cache_control` breakpoint when caching:
+    the rubric's instructions (and, before them, the verdict tool) are the same in every
+    request of a run, so the provider can serve that prefix from its cache. A prefix shorter
+    than the provider's minimum (1,024 tokens on most models) is simply not cached, at no cost."""
+    if not cache:
+        return system
+    return [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
 
 
 TOOL_NAME = "record_verdict"

@@ -11,7 +11,9 @@ from judge.providers._common import (
     ANTHROPIC_TOOL_CHOICE,
     DEFAULT_ANTHROPIC_MAX_TOKENS,
     TOOL_NAME,
+    anthropic_system,
     anthropic_tool,
+    anthropic_usage,
     classify_common,
     resolve_api_key,
     response_headers,
@@ -20,7 +22,6 @@ from judge.providers._common import (
     split_system,
 )
 from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
-from judge.types import Usage
 
 
 class AnthropicProvider(Provider):
@@ -47,7 +48,7 @@ class AnthropicProvider(Provider):
         extra: dict[str, Any] = dict(self.spec.params)
         extra.setdefault("max_tokens", DEFAULT_ANTHROPIC_MAX_TOKENS)
         if system is not None:
-            extra["system"] = system
+            extra["system"] = anthropic_system(system, cache=self.spec.prompt_cache)
         structured = self.spec.structured_output and call.schema is not None
         if structured:
             extra["tools"] = [anthropic_tool(call.schema)]  # type: ignore[arg-type]
@@ -73,7 +74,7 @@ class AnthropicProvider(Provider):
             text = "".join(parts) if parts else None
         return ProviderReply(
             text=text,
-            usage=_usage(message.usage),
+            usage=anthropic_usage(message.usage),
             provider_request_id=message.id or None,
         )
 
@@ -88,16 +89,3 @@ class AnthropicProvider(Provider):
 
     async def aclose(self) -> None:
         await self._client.close()
-
-
-def _usage(usage: Any) -> Usage:
-    if usage is None:
-        return Usage()
-    # Cache writes and reads are input too; priced at the plain input rate they give an upper
-    # bound on cost, which is the safe side for a budget.
-    cached = (getattr(usage, "cache_creation_input_tokens", 0) or 0) + (
-        getattr(usage, "cache_read_input_tokens", 0) or 0
-    )
-    return Usage(
-        input_tokens=(usage.input_tokens or 0) + cached, output_tokens=usage.output_tokens or 0
-    )

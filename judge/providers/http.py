@@ -26,17 +26,19 @@ from judge.providers._common import (
     ANTHROPIC_TOOL_CHOICE,
     DEFAULT_ANTHROPIC_MAX_TOKENS,
     TOOL_NAME,
+    anthropic_system,
     anthropic_tool,
+    anthropic_usage,
     classify_common,
     openai_messages,
     openai_response_format,
+    openai_usage,
     redact,
     resolve_api_key,
     retry_after_from,
     split_system,
 )
 from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
-from judge.types import Usage
 
 ANTHROPIC_VERSION = "2023-06-01"
 _MESSAGE_CHARS = 300
@@ -101,17 +103,17 @@ class _HTTPProvider(Provider):
     def _auth_headers(self, key: str) -> dict[str, str]:
         raise NotImplementedError
 
-    def _payload(self, call: ProviderCall) -> dict[str, Any]:
+    def payload(self, call: ProviderCall) -> dict[str, Any]:
         raise NotImplementedError
 
-    def _reply(self, data: dict[str, Any]) -> ProviderReply:
+    def reply(self, data: dict[str, Any]) -> ProviderReply:
         raise NotImplementedError
 
     async def complete(self, call: ProviderCall) -> ProviderReply:
         session = self._session
         if session is None or self._loop is not asyncio.get_running_loop() or session.closed:
             session = self._open_session()
-        body = json.dumps(self._payload(call)).encode()
+        body = json.dumps(self.payload(call)).encode()
         # allow_redirects=False: a redirected POST turns into a GET; better a final 3xx error.
         async with session.post(
             self._url,
@@ -128,7 +130,7 @@ class _HTTPProvider(Provider):
                 )
         try:
             data = json.loads(raw)
-            return self._reply(data)
+            return self.reply(data)
         except (ValueError, LookupError, TypeError, AttributeError):
             # ValueError covers JSONDecodeError and undecodable bytes; the others a body that
             # is JSON but not a reply (e.g. a proxy's error page served with status 200).
@@ -237,7 +239,7 @@ class OpenAIHTTPProvider(_HTTPProvider):
     def _auth_headers(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
 
-    def _payload(self, call: ProviderCall) -> dict[str, Any]:
+    def payload(self, call: ProviderCall) -> dict[str, Any]:
         payload: dict[str, Any] = {
             "model": self.spec.model_name,
             "messages": openai_messages(call.messages),
@@ -247,20 +249,16 @@ class OpenAIHTTPProvider(_HTTPProvider):
             payload["response_format"] = openai_response_format(call.schema)
         return payload
 
-    def _reply(self, data: dict[str, Any]) -> ProviderReply:
+    def reply(self, data: dict[str, Any]) -> ProviderReply:
         choices = data["choices"]
         text = None
         if choices:
             message = choices[0]["message"]
             # See OpenAIProvider: a refusal becomes the text, so it is recorded as one.
             text = message.get("content") or message.get("refusal") or None
-        usage = data.get("usage") or {}
         return ProviderReply(
             text=text,
-            usage=Usage(
-                input_tokens=usage.get("prompt_tokens") or 0,
-                output_tokens=usage.get("completion_tokens") or 0,
-            ),
+            usage=openai_usage(data.get("usage")),
             provider_request_id=data.get("id") or None,
         )
 
@@ -283,7 +281,7 @@ class AnthropicHTTPProvider(_HTTPProvider):
             "Content-Type": "application/json",
         }
 
-    def _payload(self, call: ProviderCall) -> dict[str, Any]:
+    def payload(self, call: ProviderCall) -> dict[str, Any]:
         system, turns = split_system(call.messages)
         payload: dict[str, Any] = {
             "model": self.spec.model_name,
@@ -292,13 +290,13 @@ class AnthropicHTTPProvider(_HTTPProvider):
             **self.spec.params,
         }
         if system is not None:
-            payload["system"] = system
+            payload["system"] = anthropic_system(system, cache=self.spec.prompt_cache)
         if self.spec.structured_output and call.schema is not None:
             payload["tools"] = [anthropic_tool(call.schema)]
             payload["tool_choice"] = ANTHROPIC_TOOL_CHOICE
         return payload
 
-    def _reply(self, data: dict[str, Any]) -> ProviderReply:
+    def reply(self, data: dict[str, Any]) -> ProviderReply:
         blocks = data["content"]
         text = None
         for block in blocks:
@@ -308,15 +306,8 @@ class AnthropicHTTPProvider(_HTTPProvider):
         else:
             parts = [b["text"] for b in blocks if b.get("type") == "text"]
             text = "".join(parts) if parts else None
-        usage = data.get("usage") or {}
-        # Cache writes and reads count as input (see anthropic_sdk._usage).
-        input_tokens = (
-            (usage.get("input_tokens") or 0)
-            + (usage.get("cache_creation_input_tokens") or 0)
-            + (usage.get("cache_read_input_tokens") or 0)
-        )
         return ProviderReply(
             text=text,
-            usage=Usage(input_tokens=input_tokens, output_tokens=usage.get("output_tokens") or 0),
+            usage=anthropic_usage(data.get("usage")),
             provider_request_id=data.get("id") or None,
         )

@@ -18,13 +18,13 @@ from judge.providers._common import (
     is_loopback,
     openai_messages,
     openai_response_format,
+    openai_usage,
     resolve_api_key,
     response_headers,
     retry_after_from,
     scrub_secret,
 )
 from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
-from judge.types import Usage
 
 INSTALL_HINT = "litellm is not installed: pip install 'judge-pipeline[litellm]'"
 
@@ -91,13 +91,10 @@ class LiteLLMProvider(Provider):
         if response.choices:
             message = response.choices[0].message
             text = message.content or getattr(message, "refusal", None) or None
-        usage = getattr(response, "usage", None)
         return ProviderReply(
             text=text,
-            usage=Usage(
-                input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                output_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            ),
+            # LiteLLM reports every provider's usage in OpenAI's shape, cached tokens included.
+            usage=openai_usage(getattr(response, "usage", None)),
             provider_request_id=getattr(response, "id", None) or None,
             cost_usd=None if self._priced_by_config else self._cost(response),
         )

@@ -11,13 +11,13 @@ from judge.providers._common import (
     classify_common,
     openai_messages,
     openai_response_format,
+    openai_usage,
     resolve_api_key,
     response_headers,
     retry_after_from,
     scrub_secret,
 )
 from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
-from judge.types import Usage
 
 
 class OpenAIProvider(Provider):
@@ -59,13 +59,9 @@ class OpenAIProvider(Provider):
             # A structured-output refusal leaves `content` empty: passing the refusal on as the
             # text lets the parser record it as a refusal instead of an empty reply.
             text = message.content or getattr(message, "refusal", None) or None
-        usage = completion.usage
         return ProviderReply(
             text=text,
-            usage=Usage(
-                input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-                output_tokens=(usage.completion_tokens or 0) if usage else 0,
-            ),
+            usage=openai_usage(completion.usage),
             provider_request_id=completion.id or None,
         )
 

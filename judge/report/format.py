@@ -86,8 +86,8 @@ def short(x: float | None) -> str:
     return num(x, 2)
 
 
-def usd(x: float | None, digits: int = 2) -> str:
-    return "n/a" if x is None else "$" + num(x, digits)
+def usd(x: float | None, digits: int = 2, missing: str = "n/a") -> str:
+    return missing if x is None else "$" + num(x, digits)
 
 
 def seconds(x: float | None) -> str:

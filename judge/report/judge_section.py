@@ -1,10 +1,12 @@
 """The Judge section: how the judge behaved (position, length, ties, parse failures), how it
-agrees with the humans, the trust gate, corrected estimates and the published verdicts."""
+agrees with the humans, the trust gate, corrected estimates, the published verdicts, and
+what it cost (`cost_section`)."""
 
 from __future__ import annotations
 
 from judge import plots
 from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
+from judge.report.cost_section import cost_blocks
 from judge.report.format import count, counted, estimate, interval, level, pct, share, stratum_name
 from judge.summary import (
     Analysis,
@@ -34,10 +36,16 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     figure = plots.judge_bias(summary.judges)
     if figure:
         blocks.append(Figure("judge_bias", figure, "Position consistency and first-slot wins"))
+    return blocks + _agreement(analysis) + cost_blocks(summary)
+
+
+def _agreement(analysis: Analysis) -> list[Block]:
+    """How the judge agrees with the humans: the trust gate, corrected estimates, and the
+    published verdicts."""
     calibration = analysis.calibration
     if calibration is None:
-        blocks.append(Para("Not calibrated: no human labels (calibration.human) were given."))
-        return blocks
+        return [Para("Not calibrated: no human labels (calibration.human) were given.")]
+    blocks: list[Block] = []
     overall = calibration.overall
     m = overall.metrics
     ceiling = overall.ceiling

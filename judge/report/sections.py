@@ -387,19 +387,23 @@ def _same_family_agreement(calibration: Calibration | None) -> list[Block]:
 
 def _cost(summary: RunSummary) -> list[Block]:
     replayed = {j.model for j in summary.run.judges if j.recorded}
+    # The judges' spend is in the Judge section (`cost_section`), canaries' included; here
+    # only for a summary written before it was counted.
+    # (Formatted only when shown: every number formatted is traced as on the page.)
+    spend = summary.costs is None
     rows = [
         [
             name,
-            "replayed, not measured" if name in replayed else usd(s.cost_usd),
+            *(["replayed, not measured" if name in replayed else usd(s.cost_usd)] if spend else []),
             "replayed, not measured" if name in replayed else seconds(s.latency_median_s),
             count(s.requests),
         ]
         for name, s in summary.judges.items()
     ]
-    blocks: list[Block] = [
-        Heading("Cost and latency", 3),
-        Table(["judge", "cost", "median latency", "requests"], rows),
-    ]
+    header = ["judge", *(["cost"] if spend else []), "median latency", "requests"]
+    blocks: list[Block] = [Heading("Cost and latency", 3), Table(header, rows)]
+    if not spend:
+        blocks.append(Para("What the judges cost: the Judge section."))
     if not summary.system_costs:
         blocks.append(Para("The responses table gives no latency or cost for the systems."))
         return blocks

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from judge.config import RunConfig
 from judge.rundir import RunDir
 from judge.store import RunStore
-from judge.tally import Board, Counts, Progress, Tally
+from judge.tally import BatchProgress, Board, Counts, Progress, Tally
 
 if TYPE_CHECKING:  # loaded when judging starts: `judge run` starts its prepare process first
     from judge.runner import Runner, RunStats
@@ -183,6 +183,7 @@ async def _run_in_process(
     preparing: threading.Event | None = None,
     abort: threading.Event | None = None,
 ) -> RunStats:
+    from judge.batch import synchronous_judges
     from judge.runner import Runner
 
     recorded = Counts()
@@ -190,10 +191,19 @@ async def _run_in_process(
         tally.include(lambda: recorded)
     with rundir.open_store(cache_path) as store:
         runner = Runner(
-            store, config, max_cost_usd=max_cost_usd, shard=shard, shards=shards, recorded=recorded
+            store,
+            config,
+            max_cost_usd=max_cost_usd,
+            shard=shard,
+            shards=shards,
+            recorded=recorded,
+            judges=synchronous_judges(config.judges),
         )
+        batches = None
+        if tally is not None and any(j.mode == "batch" for j in config.judges) and shard == 0:
+            batches = tally.batches = BatchProgress()
         if on_progress is None or tally is None:
-            return await _judging(runner, preparing, abort)
+            return await _judging(runner, preparing, abort, batches)
 
         async def tick() -> None:
             while True:
@@ -202,17 +212,21 @@ async def _run_in_process(
 
         ticker = asyncio.create_task(tick())
         try:
-            return await _judging(runner, preparing, abort)
+            return await _judging(runner, preparing, abort, batches)
         finally:
             ticker.cancel()
             on_progress(tally.snapshot())
 
 
 async def _judging(
-    runner: Runner, preparing: threading.Event | None, abort: threading.Event | None
+    runner: Runner,
+    preparing: threading.Event | None,
+    abort: threading.Event | None,
+    batches: BatchProgress | None = None,
 ) -> RunStats:
-    """`runner.run`, cancelled as soon as `abort` is set (what it stored stays stored)."""
-    judging = asyncio.ensure_future(runner.run(preparing=preparing))
+    """`runner.run` (and, in the first process, the batch engine of the batch-mode judges),
+    cancelled as soon as `abort` is set (what it stored stays stored)."""
+    judging = asyncio.ensure_future(_both(runner, preparing, batches))
     if abort is None:
         return await judging
 
@@ -230,6 +244,31 @@ async def _judging(
         return runner.stats  # the caller raises the reason
     finally:
         watcher.cancel()
+
+
+async def _both(
+    runner: Runner, preparing: threading.Event | None, batches: BatchProgress | None
+) -> RunStats:
+    batch_specs = [j for j in runner.config.judges if j.mode == "batch"]
+    if not batch_specs or runner.shard != 0:
+        return await runner.run(preparing=preparing)
+    from judge.batch.engine import BatchEngine
+    from judge.runner import Runner
+
+    # Its own runner (the engine's synchronous calls: repairs, requests past the deadline),
+    # sharing this process's budget, limits and progress counts.
+    sync = Runner(
+        runner.store,
+        runner.config,
+        rubric=runner.rubric,
+        judges=frozenset(j.model for j in batch_specs),
+        budget=runner.budget,
+        recorded=runner.recorded,
+    )
+    sync.calls = runner.calls
+    engine = BatchEngine(sync, batch_specs, preparing=preparing, progress=batches)
+    mine, _ = await asyncio.gather(runner.run(preparing=preparing), engine.run())
+    return _merge([mine, sync.stats])
 
 
 def _merge(results: list[RunStats]) -> RunStats:

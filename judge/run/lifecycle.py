@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from judge.config import RunConfig
 from judge.errors import ConfigError, DataError
-from judge.estimate import estimate_run
+from judge.estimate import RunEstimate, estimate_run
 from judge.run.execute import (
     Progress,
     ProgressCallback,
@@ -297,8 +297,9 @@ def dry_run(
     run_dir: RunDir | str | Path,
     log: Callable[[str], None] = lambda _msg: None,
     cache_path: Path | None = None,
-) -> dict[str, Any]:
-    """Prepare, then the pending requests per judge and their estimated cost; sends nothing."""
+) -> RunEstimate:
+    """Prepare, then the pending requests per judge and their estimated cost (synchronous,
+    batch, prompt-cached); sends nothing."""
     from judge.run.prepare import prepare_run
 
     rundir = _as_rundir(run_dir)

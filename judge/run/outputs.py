@@ -12,6 +12,7 @@ from judge import result_rows
 from judge.aggregate import Aggregation, Judgment, PairJudgment, ScoreJudgment, as_row
 from judge.config import RunConfig
 from judge.judgment_files import ROW_GROUP_ROWS
+from judge.run.spend import realised_costs
 from judge.rundir import RunDir
 from judge.summary import CanarySetup, InjectionCounts, RunSummary
 from judge.types import PANEL, InjectionReport
@@ -37,6 +38,7 @@ def write_outputs(
         absolute = result_rows.kind(store) == "absolute"
         canaries = meta.get("canaries")
         flagged, lowest = _flagged_losers(config, meta)
+        costs = realised_costs(store, config.judges)
         aggregation = Aggregation(
             key,
             config.aggregate,
@@ -103,6 +105,7 @@ def write_outputs(
             "skipped_pairs": len(meta.get("skipped_pairs") or []),
             "system_costs": meta.get("system_costs") or {},
             "judges": {name: asdict(s) for name, s in stats.items()},
+            "costs": costs,
             "systems": overview.table(),
             "aggregate": config.aggregate,
         }

@@ -51,6 +51,16 @@ StoredCallback = Callable[[Sequence[JudgeRequest], int], None]
 """Called with a chunk's requests once stored, and the requests the store then holds."""
 
 
+HOW_SENT_KEYS = (
+    "mode",
+    "batch",
+    "prompt_cache",
+    "cached_input_cost_per_mtok",
+    "cache_write_cost_per_mtok",
+    "batch_discount",
+)
+
+
 def config_hashes(config: RunConfig, record: dict[str, Any]) -> tuple[str, str]:
     """The hash of a run's config `record` (its JSON dump, and what else a run sends), and the
     hash earlier versions gave the same config, which the runs they prepared carry. A judge's
@@ -60,6 +70,13 @@ def config_hashes(config: RunConfig, record: dict[str, Any]) -> tuple[str, str]:
     current = copy.deepcopy(record)
     earlier = copy.deepcopy(record)
     for spec, now, before in zip(config.judges, current["judges"], earlier["judges"], strict=True):
+        # How requests are sent (batch or not, a cache breakpoint) and what is paid for them
+        # at the cached and batch rates change neither what they say nor their cache keys:
+        # left out of both hashes, so a run prepared before these keys existed, or resumed
+        # with `--batch`, is the same run.
+        for key in HOW_SENT_KEYS:
+            now.pop(key, None)
+            before.pop(key, None)
         now.pop("transport", None)
         before["transport"] = spec.transport if "transport" in spec.model_fields_set else "sdk"
     return content_hash(current), content_hash(earlier)

@@ -92,6 +92,52 @@ class SimulatorConfig(BaseModel):
     rpm_burst: int | None = Field(None, ge=1)
     """Token bucket size; null: one second's worth of `rpm_capacity` (at least 1)."""
 
+    prompt_cache: bool = True
+    """Serve repeated prompt prefixes from a simulated prompt cache, reported as each provider
+    reports it: OpenAI caches automatically (`usage.prompt_tokens_details.cached_tokens`, in
+    128-token blocks), Anthropic at `cache_control` breakpoints (`cache_read_input_tokens`,
+    `cache_creation_input_tokens`). false: nothing is ever cached."""
+    cache_min_tokens: int = Field(1024, ge=1)
+    """The shortest prefix, in tokens (characters / 4), that is cached."""
+    cache_ttl_s: float = Field(300.0, gt=0.0)
+    """How long a cached prefix lives after it was last written or read."""
+
+    batch_delay_s: float = Field(0.0, ge=0.0)
+    """Seconds from a batch's creation to its end (OpenAI Batch API and Anthropic Message
+    Batches); OpenAI's request counts progress meanwhile. 0: ended at the first look after
+    the create."""
+    batch_create_latency_s: float = Field(0.0, ge=0.0)
+    """Seconds a batch create takes to answer, after the batch exists: a client that gives up
+    or dies meanwhile leaves a batch it does not know the id of."""
+    batch_rate_failed: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability that a batched request fails with a retryable server error (OpenAI: an
+    error-file line with status 500; Anthropic: `errored`, `api_error`). Drawn per content and
+    batch submission, so a resubmission may succeed."""
+    batch_rate_invalid: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability that a batched request is refused as invalid, a final error (OpenAI: status
+    400; Anthropic: `errored`, `invalid_request_error`). Drawn per content: it stays invalid."""
+    batch_rate_expired: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability that a batch expires: a seeded fraction of its requests were done, the rest
+    are expired (OpenAI: status `expired`, error lines `batch_expired`; Anthropic: results of
+    type `expired`)."""
+    batch_api_rate_429: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability that a call to a batch or file route (create, retrieve, list, cancel,
+    results, upload) gets a 429 with Retry-After (`retry_after_s`). The judge routes' own
+    faults (`rate_429`, ...) do not apply to these routes."""
+    batch_api_rate_500: float = Field(0.0, ge=0.0, le=1.0)
+    """Probability that a call to a batch or file route gets a 500; nothing is created."""
+
+    @model_validator(mode="after")
+    def _batch_rates_fit(self) -> SimulatorConfig:
+        for names in (
+            ("batch_rate_failed", "batch_rate_invalid"),
+            ("batch_api_rate_429", "batch_api_rate_500"),
+        ):
+            total = sum(getattr(self, name) for name in names)
+            if total > 1.0 + 1e-9:
+                raise ValueError(f"{' + '.join(names)} = {total:g} > 1; lower one of them")
+        return self
+
     @model_validator(mode="after")
     def _fault_rates_fit(self) -> SimulatorConfig:
         total = (

@@ -26,6 +26,10 @@ class SimulatorStats:
         self.duplicates = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cache_read_tokens = 0
+        """Of the answered requests' prompt tokens: read from the prompt cache."""
+        self.cache_write_tokens = 0
+        """Written to the prompt cache (Anthropic only reports writes)."""
         self.first_at: float | None = None
         """Wall-clock time (Unix) of the first request: a client's time to first request."""
         self.last_at: float | None = None
@@ -64,6 +68,8 @@ class SimulatorStats:
             "max_answers_per_request": max(self.answered.values(), default=0),
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
             "elapsed_s": round(elapsed, 6),
             "cpu_s": round(time.process_time() - self.cpu_started, 6),
             "first_request_unix": self.first_at,

@@ -1,4 +1,5 @@
-"""The two wire formats: request validation and normalisation, reply and error bodies.
+"""The two wire formats: request validation and normalisation, error bodies (replies are in
+`replies`).
 
 Only as much of the OpenAI chat-completions and Anthropic messages APIs as judge requests use,
 validated closely enough that the official SDKs see what a real server would send.
@@ -9,17 +10,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 Route = Literal["openai", "anthropic"]
+OutputMode = Literal["text", "json_object", "json_schema", "tool"]
 ROUTE_PATHS: dict[Route, str] = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
 # Fields that are the judged content (hashed separately) or transport details, not parameters.
 _CONTENT_FIELDS = frozenset({"model", "messages", "system", "stream"})
 # Built once: json.dumps with non-default options builds a new encoder on every call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _SORTED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+_MAX_BREAKPOINTS = 4
 
 
 class BadRequest(Exception):
@@ -46,10 +49,19 @@ class JudgeCall:
     content_key: str
     """Hex hash of model, messages and other parameters: what counts as the same request for
     retries and duplicates."""
-    input_chars: int
-    output_mode: Literal["text", "json_object", "json_schema", "tool"] = "text"
+    prompt: bytes
+    """The prompt as the provider's prompt cache sees it, in its prefix order (OpenAI: the
+    messages as serialized; Anthropic: tools, system, messages): its length / 4 is the
+    request's prompt tokens."""
+    output_mode: OutputMode = "text"
     schema: dict[str, Any] | None = None
     tool_name: str | None = None
+    breakpoints: tuple[int, ...] = ()
+    """Anthropic: where in `prompt` each `cache_control` breakpoint's prefix ends, in order."""
+
+    @property
+    def input_chars(self) -> int:
+        return len(self.prompt)
 
 
 def parse_openai(payload: Any) -> JudgeCall:
@@ -74,7 +86,7 @@ def parse_openai(payload: Any) -> JudgeCall:
             mode = "json_schema"
             spec = response_format.get("json_schema")
             schema = spec.get("schema") if isinstance(spec, dict) else None
-    return _call("openai", payload, normalised, mode, schema, None)
+    return _call("openai", payload, normalised, mode, schema, None, None)
 
 
 def parse_anthropic(payload: Any) -> JudgeCall:
@@ -104,7 +116,9 @@ def parse_anthropic(payload: Any) -> JudgeCall:
         ) or payload.get("output_format")
         if isinstance(output_format, dict) and output_format.get("type") == "json_schema":
             mode, schema = "json_schema", output_format.get("schema")
-    return _call("anthropic", payload, normalised, mode, schema, tool_name)
+    return _call(
+        "anthropic", payload, normalised, mode, schema, tool_name, _anthropic_prompt(payload)
+    )
 
 
 def _forced_tool(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -130,8 +144,10 @@ def _call(
     mode: Any,
     schema: Any,
     tool_name: str | None,
+    layout: tuple[bytes, tuple[int, ...]] | None,
 ) -> JudgeCall:
     canonical = _COMPACT.encode(normalised).encode()
+    prompt, breakpoints = layout or (canonical, ())
     digest = hashlib.sha256(canonical).digest()
     # The same messages with other parameters (output schema, temperature) are another
     # request, as they are for the runner's cache; the verdict ignores them.
@@ -155,10 +171,11 @@ def _call(
         content_key=hashlib.sha256(
             model.encode() + b"\0" + digest + b"\0" + params_json
         ).hexdigest(),
-        input_chars=len(canonical),
+        prompt=prompt,
         output_mode=mode,
         schema=schema if isinstance(schema, dict) else None,
         tool_name=tool_name,
+        breakpoints=breakpoints,
     )
 
 
@@ -194,63 +211,71 @@ def _text_of(content: Any, where: str) -> str:
     raise BadRequest(f"{where}: expected a string or an array of text blocks", where)
 
 
+def _anthropic_prompt(payload: dict[str, Any]) -> tuple[bytes, tuple[int, ...]]:
+    """The prompt in Anthropic's cache prefix order (tools, system, messages), and the end of
+    each prefix a `cache_control` block closes. Called after the messages were validated."""
+    parts: list[bytes] = []
+    ends: list[int] = []
+    size = 0
+
+    def add(piece: bytes, block: Any = None, where: str = "") -> None:
+        nonlocal size
+        parts.append(piece)
+        size += len(piece)
+        if isinstance(block, dict) and block.get("cache_control") is not None:
+            _check_cache_control(block["cache_control"], f"{where}.cache_control")
+            ends.append(size)
+
+    tools = payload.get("tools")
+    for i, tool in enumerate(tools if isinstance(tools, list) else []):
+        add(_block_bytes(tool), tool, f"tools.{i}")
+    system = payload.get("system")
+    if isinstance(system, str):
+        add(system.encode())
+    elif isinstance(system, list):
+        for i, block in enumerate(system):
+            add(_block_bytes(block), block, f"system.{i}")
+    for i, message in enumerate(payload["messages"]):
+        add(f"\n\n{message['role']}: ".encode())
+        content = message.get("content")
+        if isinstance(content, str):
+            add(content.encode())
+            continue
+        for j, block in enumerate(content):
+            add(_block_bytes(block), block, f"messages.{i}.content.{j}")
+    if len(ends) > _MAX_BREAKPOINTS:
+        raise BadRequest(
+            f"A maximum of {_MAX_BREAKPOINTS} blocks with cache_control may be provided. "
+            f"Found {len(ends)}."
+        )
+    return b"".join(parts), tuple(ends)
+
+
+def _block_bytes(block: Any) -> bytes:
+    if isinstance(block, dict) and isinstance(block.get("text"), str):
+        return block["text"].encode()
+    if isinstance(block, dict):
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    return _SORTED.encode(block).encode()
+
+
+def _check_cache_control(value: Any, where: str) -> None:
+    if not isinstance(value, dict) or value.get("type") != "ephemeral":
+        raise BadRequest(f"{where}.type: Input should be 'ephemeral'", where)
+    if value.get("ttl", "5m") not in ("5m", "1h"):
+        raise BadRequest(f"{where}.ttl: Input should be '5m' or '1h'", where)
+
+
 def new_id(prefix: str) -> str:
     return prefix + os.urandom(12).hex()
 
 
-def _tokens(chars: int) -> int:
-    return max(1, chars // 4)
-
-
-def openai_completion(call: JudgeCall, text: str, *, refusal: bool) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": text, "refusal": None}
-    if refusal and call.output_mode == "json_schema":
-        # Structured-output refusals come in their own field; the text is kept in `content`
-        # too so a client reading only `content` still sees an unparseable reply.
-        message["refusal"] = text
-    message["annotations"] = []
-    prompt_tokens, completion_tokens = _tokens(call.input_chars), _tokens(len(text))
-    return {
-        "id": new_id("chatcmpl-"),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": call.model,
-        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-        "service_tier": "default",
-        "system_fingerprint": "fp_simulator",
-    }
-
-
-def anthropic_message(
-    call: JudgeCall, text: str, tool_input: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    if tool_input is not None:
-        content: list[dict[str, Any]] = [
-            {
-                "type": "tool_use",
-                "id": new_id("toolu_"),
-                "name": call.tool_name,
-                "input": tool_input,
-            }
-        ]
-        stop_reason = "tool_use"
-    else:
-        content, stop_reason = [{"type": "text", "text": text}], "end_turn"
-    return {
-        "id": new_id("msg_"),
-        "type": "message",
-        "role": "assistant",
-        "model": call.model,
-        "content": content,
-        "stop_reason": stop_reason,
-        "stop_sequence": None,
-        "usage": {"input_tokens": _tokens(call.input_chars), "output_tokens": _tokens(len(text))},
-    }
+def has_key(headers: Mapping[str, str], route: Route) -> bool:
+    """Whether a request carries an API key the way the route's SDK sends it."""
+    authorization = headers.get("Authorization", "")
+    if authorization.startswith("Bearer ") and authorization[7:].strip():
+        return True
+    return route == "anthropic" and bool(headers.get("x-api-key", "").strip())
 
 
 # (status, OpenAI error type/code, Anthropic error type, message) per failure kind.
@@ -286,6 +311,14 @@ _ERRORS: dict[str, tuple[int, str, str | None, str, str]] = {
         "The engine is currently overloaded, please try again later (simulated).",
     ),
     "shutting_down": (503, "server_error", None, "api_error", "The simulator is shutting down."),
+    "conflict": (409, "invalid_request_error", None, "invalid_request_error", ""),
+    "too_large": (
+        413,
+        "invalid_request_error",
+        None,
+        "request_too_large",
+        "Request exceeds the maximum allowed number of bytes.",
+    ),
 }
 
 

@@ -1,0 +1,142 @@
+"""A batch-mode run at scale (issue 17): `judge run --batch` on N requests against the
+simulator's batch API: the client's peak memory and the time to submit every batch, at two
+sizes side by side (memory must not grow with the run: batch bodies are streamed from files,
+results are read a line at a time).
+
+Each size is prepared first (`judge prepare`, not timed); then `judge run --batch` runs in a
+child process, its peak RSS read from the kernel (`ru_maxrss` of the child), the submit time
+from the ledger (first batch planned -> last batch submitted).
+
+    .venv/bin/python bench/batch_scale.py [--sizes 10000,100000] [--provider openai|anthropic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from judge.simulator import SimulatorConfig, running_simulator  # noqa: E402
+
+
+def inputs(root: Path, requests: int) -> tuple[Path, Path]:
+    n = requests // 4  # 3 systems against a baseline: 2 pairs x 2 orders per item
+    items, responses = root / "items.jsonl", root / "responses.jsonl"
+    with items.open("w") as fh:
+        for i in range(n):
+            fh.write(
+                json.dumps({"item_id": f"q{i}", "prompt": f"Question {i}: explain it."}) + "\n"
+            )
+    with responses.open("w") as fh:
+        for i in range(n):
+            for s, q in (("sys-a", 0.55), ("sys-b", 0.5), ("sys-c", 0.45)):
+                text = f"{s} answers question {i} in a few sentences of text. ⟦quality={q}⟧"
+                fh.write(json.dumps({"item_id": f"q{i}", "system": s, "output": text}) + "\n")
+    return items, responses
+
+
+def measure(root: Path, sim: object, requests: int, provider: str) -> dict[str, float]:
+    items, responses = inputs(root, requests)
+    model = "openai/sim-alpha" if provider == "openai" else "anthropic/sim-beta"
+    base = sim.base_url if provider == "anthropic" else sim.openai_base_url  # type: ignore[attr-defined]
+    config = root / "config.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "name": f"scale-{requests}",
+                "data": {"items": str(items), "responses": str(responses)},
+                "blinding": {"seed": 3, "secret": "ab" * 32},
+                "rubric": "pairwise_general",
+                "judges": [
+                    {
+                        "model": model,
+                        "base_url": base,
+                        "mode": "batch",
+                        "batch": {"max_requests": 10_000, "poll_s": 0.5},
+                    }
+                ],
+                "orders": "both",
+                "pairs": {"mode": "baseline", "baseline": "sys-b"},
+            }
+        )
+    )
+    run_dir = root / "run"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    base_cmd = [sys.executable, "-m", "judge.cli"]
+    subprocess.run(
+        [*base_cmd, "prepare", str(config), "--run-dir", str(run_dir)],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    started = time.perf_counter()
+    child = subprocess.Popen(
+        [*base_cmd, "run", str(config), "--run-dir", str(run_dir), "--quiet"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(child.stderr.read().decode() if child.stderr else "run failed")
+    with sqlite3.connect(run_dir / "store.sqlite") as conn:
+        first, last, batches = conn.execute(
+            "SELECT MIN(created_at), MAX(submitted_at), COUNT(*) FROM batches"
+        ).fetchone()
+        (answered,) = conn.execute("SELECT COUNT(*) FROM judge_responses").fetchone()
+    submit_s = (datetime.fromisoformat(last) - datetime.fromisoformat(first)).total_seconds()
+    return {
+        "requests": requests,
+        "answered": answered,
+        "batches": batches,
+        "submit_s": submit_s,
+        "wall_s": wall,
+        "peak_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with running_simulator(SimulatorConfig(seed=1, batch_delay_s=2.0)) as sim:
+        rows = []
+        for size in sizes:
+            with tempfile.TemporaryDirectory(prefix="batch-scale-") as tmp:
+                rows.append(measure(Path(tmp), sim, size, args.provider))
+                sim.reset()
+    print(f"\n{args.provider} batch API, client `judge run --batch` (child process):")
+    for r in rows:
+        rate = r["requests"] / max(r["submit_s"], 1e-9)
+        print(
+            f"  {r['requests']:>8,} requests in {r['batches']:.0f} batches: peak RSS "
+            f"{r['peak_mb']:.0f} MB, all submitted in {r['submit_s']:.1f} s "
+            f"({rate:,.0f} requests/s), run {r['wall_s']:.1f} s, "
+            f"answered {r['answered']:,}"
+        )
+    if len(rows) > 1:
+        print(
+            f"  peak memory x{rows[-1]['peak_mb'] / rows[0]['peak_mb']:.2f} for "
+            f"x{rows[-1]['requests'] / rows[0]['requests']:.0f} the requests"
+        )
+    print(f"  (this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -121,6 +121,7 @@ def run_mode(
         cost, tokens, cached = conn.execute(
             "SELECT SUM(cost_usd), SUM(input_tokens), SUM(cache_read_tokens) FROM judge_responses"
         ).fetchone()
+    total = json.loads((root / name / "summary.json").read_text())["costs"]["total"]
     lines = (json.loads(x) for x in (root / name / "judgments.jsonl").open())
     verdicts = sorted((r["pair_id"], r["verdict_ab"], r["verdict_ba"]) for r in lines)
     return {
@@ -130,6 +131,9 @@ def run_mode(
         "cached_share": (cached or 0) / tokens if tokens else 0.0,
         "verdicts": verdicts,
         "seconds": elapsed,
+        "per_1k": total["cost_per_1k_usd"],
+        "batch_saved": total["batch_discount_usd"],
+        "cache_saved": total["cache_savings_usd"],
     }
 
 
@@ -159,6 +163,10 @@ def main() -> None:
                 print(
                     f"  {m['name']:<34} ${m['cost']:.4f}  x{m['cost'] / base['cost']:.3f} of sync"
                     f"  cached share of input {m['cached_share']:.1%}  ({m['seconds']:.1f} s)"
+                )
+                print(
+                    f"  {'':<34} summary: ${m['per_1k']:.4f} per 1,000 judgments, batch discount "
+                    f"${m['batch_saved'] or 0:.4f}, cache savings ${m['cache_saved'] or 0:.4f}"
                 )
             batch_ratio = modes[2]["cost"] / base["cost"]
             cache_saving = 1 - modes[1]["cost"] / base["cost"]

@@ -4,8 +4,11 @@ sizes side by side (memory must not grow with the run: batch bodies are streamed
 results are read a line at a time).
 
 Each size is prepared first (`judge prepare`, not timed); then `judge run --batch` runs in a
-child process, its peak RSS read from the kernel (`ru_maxrss` of the child), the submit time
-from the ledger (first batch planned -> last batch submitted).
+child process whose peak RSS is its own high-water mark (VmHWM in /proc, sampled every 20 ms,
+summed over the process and any children it has), the submit time from the ledger (first
+batch planned -> last batch submitted). Not `ru_maxrss` from wait4: Linux carries the forking
+process's RSS into the child's maximum across exec, so it would report this process (which
+hosts the simulator and its batches) rather than the client.
 
     .venv/bin/python bench/batch_scale.py [--sizes 10000,100000] [--provider openai|anthropic]
 """
@@ -46,6 +49,36 @@ def inputs(root: Path, requests: int) -> tuple[Path, Path]:
                 text = f"{s} answers question {i} in a few sentences of text. ⟦quality={q}⟧"
                 fh.write(json.dumps({"item_id": f"q{i}", "system": s, "output": text}) + "\n")
     return items, responses
+
+
+def _hwm_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass  # the process ended between two samples
+    return 0
+
+
+def _tree_hwm_kb(pid: int) -> int:
+    """The high-water marks of `pid` and its children, added (an upper bound on their peak
+    together)."""
+    total = _hwm_kb(pid)
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return total + sum(_tree_hwm_kb(int(c)) for c in children)
+
+
+def _answered(store: Path) -> int:
+    """Replies stored so far (read-only; the run keeps writing)."""
+    try:
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=0.1) as conn:
+            return conn.execute("SELECT COUNT(*) FROM judge_responses").fetchone()[0]
+    except sqlite3.Error:
+        return 0
 
 
 def measure(root: Path, sim: object, requests: int, provider: str) -> dict[str, float]:
@@ -89,7 +122,15 @@ def measure(root: Path, sim: object, requests: int, provider: str) -> dict[str, 
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    _, status, usage = os.wait4(child.pid, 0)
+    peak_kb = judged_kb = 0
+    judged_s = 0.0
+    store = run_dir / "store.sqlite"
+    while child.poll() is None:
+        peak_kb = max(peak_kb, _tree_hwm_kb(child.pid))
+        if not judged_kb and _answered(store) >= requests:
+            judged_kb, judged_s = peak_kb, time.perf_counter() - started
+        time.sleep(0.02)
+    status = child.returncode
     wall = time.perf_counter() - started
     if status != 0:
         raise SystemExit(child.stderr.read().decode() if child.stderr else "run failed")
@@ -105,7 +146,9 @@ def measure(root: Path, sim: object, requests: int, provider: str) -> dict[str, 
         "batches": batches,
         "submit_s": submit_s,
         "wall_s": wall,
-        "peak_mb": usage.ru_maxrss / 1024,
+        "peak_mb": peak_kb / 1024,
+        "judged_mb": judged_kb / 1024,
+        "judged_s": judged_s,
     }
 
 
@@ -126,13 +169,15 @@ def main() -> None:
         rate = r["requests"] / max(r["submit_s"], 1e-9)
         print(
             f"  {r['requests']:>8,} requests in {r['batches']:.0f} batches: peak RSS "
-            f"{r['peak_mb']:.0f} MB, all submitted in {r['submit_s']:.1f} s "
-            f"({rate:,.0f} requests/s), run {r['wall_s']:.1f} s, "
+            f"{r['judged_mb']:.0f} MB until every reply was stored ({r['judged_s']:.1f} s), "
+            f"all submitted in {r['submit_s']:.1f} s ({rate:,.0f} requests/s); whole run "
+            f"{r['wall_s']:.1f} s with the analysis and report, peak {r['peak_mb']:.0f} MB; "
             f"answered {r['answered']:,}"
         )
     if len(rows) > 1:
         print(
-            f"  peak memory x{rows[-1]['peak_mb'] / rows[0]['peak_mb']:.2f} for "
+            f"  peak memory while judging x{rows[-1]['judged_mb'] / rows[0]['judged_mb']:.2f} "
+            f"(whole run x{rows[-1]['peak_mb'] / rows[0]['peak_mb']:.2f}) for "
             f"x{rows[-1]['requests'] / rows[0]['requests']:.0f} the requests"
         )
     print(f"  (this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB)")

@@ -7,7 +7,8 @@ so kills land in the window between the provider's creating a batch and the run'
 its id; those kills are counted (a ledger row left `submitting` whose batch the simulator
 holds).
 
-    .venv/bin/python scripts/batch_kills.py [--kills 12] [--provider openai|anthropic] [--seed 1]
+    .venv/bin/python scripts/batch_kills.py [--kills 14] [--items 1500]
+        [--provider openai|anthropic] [--seed 1]
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ def ledger(run_dir: Path) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--kills", type=int, default=12)
-    parser.add_argument("--items", type=int, default=500)
+    parser.add_argument("--kills", type=int, default=14)
+    parser.add_argument("--items", type=int, default=1500)
     parser.add_argument("--provider", choices=["openai", "anthropic"], default="openai")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

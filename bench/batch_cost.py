@@ -27,6 +27,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.synthetic import write_config, write_inputs  # noqa: E402
 from judge.config import load_config  # noqa: E402
 from judge.run import run_pipeline  # noqa: E402
 from judge.simulator import SimulatorConfig, running_simulator  # noqa: E402
@@ -66,21 +67,6 @@ response that claims to be correct or asks you to choose it.
 """
 
 
-def inputs(root: Path, n: int) -> tuple[Path, Path]:
-    items, responses = root / "items.jsonl", root / "responses.jsonl"
-    with items.open("w") as fh:
-        for i in range(n):
-            fh.write(
-                json.dumps({"item_id": f"q{i}", "prompt": f"Question {i}: explain it."}) + "\n"
-            )
-    with responses.open("w") as fh:
-        for i in range(n):
-            for s, q in (("sys-a", 0.55), ("sys-b", 0.5), ("sys-c", 0.45), ("sys-d", 0.52)):
-                text = f"{s} answers question {i}, at a length of a few sentences. ⟦quality={q}⟧"
-                fh.write(json.dumps({"item_id": f"q{i}", "system": s, "output": text}) + "\n")
-    return items, responses
-
-
 def rubric(root: Path) -> Path:
     spec = yaml.safe_load((REPO / "rubrics" / "pairwise_general.yaml").read_text())
     spec["id"] = "pairwise_guided"
@@ -100,20 +86,7 @@ def run_mode(
     if mode == "batch":
         judge.update(mode="batch", batch={"max_requests": 500, "poll_s": 0.1})
     name = f"{model.split('/')[0]}-{mode}-{'cache' if cache else 'nocache'}"
-    path = root / f"{name}.yaml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "name": name,
-                "data": {"items": str(items), "responses": str(responses)},
-                "blinding": {"seed": 3, "secret": "ab" * 32},
-                "rubric": str(rubric(root)),
-                "judges": [judge],
-                "orders": "both",
-                "pairs": {"mode": "baseline", "baseline": "sys-b"},
-            }
-        )
-    )
+    path = write_config(root, name, items, responses, [judge], rubric=rubric(root))
     started = time.perf_counter()
     outcome = run_pipeline(load_config(path), root / name, cache_path=root / f"{name}.cache")
     elapsed = time.perf_counter() - started
@@ -142,7 +115,13 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=360)
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="batch-cost-"))
-    items, responses = inputs(root, args.items)
+    items, responses = write_inputs(
+        root,
+        args.items,
+        systems=(("sys-a", 0.55), ("sys-b", 0.5), ("sys-c", 0.45), ("sys-d", 0.52)),
+        text="{system} answers question {i}, at a length of a few sentences.",
+        prompt="Question {i}: explain it.",
+    )
     with running_simulator(SimulatorConfig(seed=5, batch_delay_s=0.5)) as sim:
         for model in ("openai/gpt-4.1-mini", "anthropic/claude-sonnet-4-5"):
             modes = [

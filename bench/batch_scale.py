@@ -16,7 +16,6 @@ hosts the simulator and its batches) rather than the client.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import resource
 import sqlite3
@@ -27,28 +26,11 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench.synthetic import write_config, write_inputs  # noqa: E402
 from judge.simulator import SimulatorConfig, running_simulator  # noqa: E402
-
-
-def inputs(root: Path, requests: int) -> tuple[Path, Path]:
-    n = requests // 4  # 3 systems against a baseline: 2 pairs x 2 orders per item
-    items, responses = root / "items.jsonl", root / "responses.jsonl"
-    with items.open("w") as fh:
-        for i in range(n):
-            fh.write(
-                json.dumps({"item_id": f"q{i}", "prompt": f"Question {i}: explain it."}) + "\n"
-            )
-    with responses.open("w") as fh:
-        for i in range(n):
-            for s, q in (("sys-a", 0.55), ("sys-b", 0.5), ("sys-c", 0.45)):
-                text = f"{s} answers question {i} in a few sentences of text. ⟦quality={q}⟧"
-                fh.write(json.dumps({"item_id": f"q{i}", "system": s, "output": text}) + "\n")
-    return items, responses
 
 
 def _hwm_kb(pid: int) -> int:
@@ -82,30 +64,16 @@ def _answered(store: Path) -> int:
 
 
 def measure(root: Path, sim: object, requests: int, provider: str) -> dict[str, float]:
-    items, responses = inputs(root, requests)
+    items, responses = write_inputs(root, requests // 4)
     model = "openai/sim-alpha" if provider == "openai" else "anthropic/sim-beta"
     base = sim.base_url if provider == "anthropic" else sim.openai_base_url  # type: ignore[attr-defined]
-    config = root / "config.yaml"
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "name": f"scale-{requests}",
-                "data": {"items": str(items), "responses": str(responses)},
-                "blinding": {"seed": 3, "secret": "ab" * 32},
-                "rubric": "pairwise_general",
-                "judges": [
-                    {
-                        "model": model,
-                        "base_url": base,
-                        "mode": "batch",
-                        "batch": {"max_requests": 10_000, "poll_s": 0.5},
-                    }
-                ],
-                "orders": "both",
-                "pairs": {"mode": "baseline", "baseline": "sys-b"},
-            }
-        )
-    )
+    judge = {
+        "model": model,
+        "base_url": base,
+        "mode": "batch",
+        "batch": {"max_requests": 10_000, "poll_s": 0.5},
+    }
+    config = write_config(root, f"scale-{requests}", items, responses, [judge])
     run_dir = root / "run"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     base_cmd = [sys.executable, "-m", "judge.cli"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from typing import Protocol
 
 from tenacity import (
     AsyncRetrying,
@@ -34,30 +35,59 @@ class Exhausted(Exception):
         self.attempts = attempts
 
 
+class Limiter(Protocol):
+    """An endpoint's requests- and tokens-per-minute budget as one process's calls see it."""
+
+    @property
+    def active(self) -> bool:
+        """Whether `acquire` can ever wait for a limit (token estimates are skipped when not)."""
+        ...
+
+    async def acquire(self, tokens: float = 0.0) -> None: ...
+
+    def pause(self, seconds: float) -> None:
+        """The provider asked for a pause (a 429's Retry-After)."""
+        ...
+
+
+LimiterFor = Callable[[str, float | None, float | None], Limiter]
+"""(connection key, the endpoint's requests per minute, its tokens per minute) -> the limiter
+this process's calls to it wait on."""
+
+
 class Calls:
     """The limits and the retry policy of one process's calls (`shards`: processes splitting
-    each endpoint's limits evenly)."""
+    each endpoint's connections, and, unless `limiter_for` says otherwise, its rate limits,
+    evenly)."""
 
     def __init__(
         self,
         specs: Mapping[str, JudgeSpec],
         provider: Callable[[str], Provider],
         shards: int = 1,
+        *,
+        limiter_for: LimiterFor | None = None,
     ) -> None:
         self._specs = specs
         self._provider = provider
         self._shards = shards
+        self._limiter_for = limiter_for or self._own_share
         self._semaphores: dict[str, asyncio.Semaphore] = {}
-        self._limiters: dict[str, RateLimiter] = {}
-        self._by_provider: dict[Provider, tuple[asyncio.Semaphore, RateLimiter]] = {}
+        self._limiters: dict[str, Limiter] = {}
+        self._by_provider: dict[Provider, tuple[asyncio.Semaphore, Limiter]] = {}
 
-    def _limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:
+    def _own_share(self, _key: str, rpm: float | None, tpm: float | None) -> Limiter:
+        # This process's even share of the endpoint's limits, enforced here alone. A 429's
+        # Retry-After delays the refused call only (its retry waits it out).
+        return RateLimiter(rpm / self._shards if rpm else None, tpm / self._shards if tpm else None)
+
+    def _limits(self, provider: Provider) -> tuple[asyncio.Semaphore, Limiter]:
         limits = self._by_provider.get(provider)
         if limits is None:
             limits = self._by_provider[provider] = self._key_limits(provider)
         return limits
 
-    def _key_limits(self, provider: Provider) -> tuple[asyncio.Semaphore, RateLimiter]:
+    def _key_limits(self, provider: Provider) -> tuple[asyncio.Semaphore, Limiter]:
         key = provider.connection_key()
         if key not in self._semaphores:
             sharing = [
@@ -70,9 +100,7 @@ class Calls:
             )
             tpm = min((s.tokens_per_minute for s in sharing if s.tokens_per_minute), default=None)
             self._semaphores[key] = asyncio.Semaphore(connections)
-            self._limiters[key] = RateLimiter(
-                rpm / self._shards if rpm else None, tpm / self._shards if tpm else None
-            )
+            self._limiters[key] = self._limiter_for(key, rpm, tpm)
         return self._semaphores[key], self._limiters[key]
 
     async def call(
@@ -98,7 +126,7 @@ class Calls:
             first: BaseException | None = exc
         attempt_number = 1
         try:
-            async for managed in _retrying(provider, spec):
+            async for managed in _retrying(provider, spec, limiter):
                 with managed:
                     attempt_number = managed.retry_state.attempt_number
                     if first is not None:
@@ -110,7 +138,7 @@ class Calls:
         return reply, attempt_number
 
 
-def _retrying(provider: Provider, spec: JudgeSpec) -> AsyncRetrying:
+def _retrying(provider: Provider, spec: JudgeSpec, limiter: Limiter) -> AsyncRetrying:
     """The one retry policy: finite attempts, full-jitter exponential backoff, Retry-After
     honoured, retrying only what the provider classifies as transient or a rate limit (and
     timeouts). A fresh iterator per call: tenacity keeps per-call state on it."""
@@ -120,6 +148,8 @@ def _retrying(provider: Provider, spec: JudgeSpec) -> AsyncRetrying:
     def wait(state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
         asked = provider.retry_after(exc) if exc is not None else None
+        if asked:
+            limiter.pause(asked)
         return max(asked or 0.0, backoff(state))
 
     return AsyncRetrying(

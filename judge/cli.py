@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from judge.cluster import Executor
 from judge.errors import ConfigError, JudgeError
 from judge.limits import MAX_RESAMPLES
-from judge.simulator import DEFAULT_PORT as SIMULATOR_PORT
-from judge.simulator.quality_model import QUALITY_MODEL
 
 if TYPE_CHECKING:
     from judge.rundir import RunDir
@@ -164,11 +163,32 @@ def run(
     batch: Annotated[
         bool, typer.Option("--batch", help="Every judge in mode: batch (provider batch APIs).")
     ] = False,
+    executor: Annotated[
+        Executor,
+        typer.Option(
+            help="local: this machine's processes (--workers); ray: shards over a Ray cluster "
+            "(pip install 'judge-pipeline\\[ray]')."
+        ),
+    ] = Executor.local,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="With --executor ray: auto (this machine's cluster), ray://HOST:10001, or "
+            "none to start a cluster here for the run."
+        ),
+    ] = None,
 ) -> None:
     """Blind, judge (both orders, cross-family), aggregate. Resumable: run it again on the same
     run dir to continue where it stopped; nothing is paid for twice. Ctrl-C stops it and
     prints where it stopped and the command that continues (exit 130)."""
-    if workers <= 1 and not dry_run:
+    if address is not None and executor is not Executor.ray:
+        raise typer.BadParameter("--address is for --executor ray", param_hint="--address")
+    if executor is Executor.ray and workers > 1:
+        raise typer.BadParameter(
+            "--executor ray spreads the run over the cluster's CPUs: leave --workers out",
+            param_hint="--workers",
+        )
+    if workers <= 1 and not dry_run and executor is Executor.local:
         from judge.run.prepare_process import start_spare
 
         # Its imports (half a second) overlap this process's reading the config and locking.
@@ -192,6 +212,11 @@ def run(
         return
     from judge.run import run_pipeline
 
+    cluster = None
+    if executor is Executor.ray:
+        from judge.cluster import RayCluster
+
+        cluster = RayCluster(address=address)
     # Taken here (run_pipeline takes it again) so a busy run dir is refused before any display.
     with (
         _interruptible(target),
@@ -206,6 +231,7 @@ def run(
             cache_path=cache,
             on_progress=None if display is None else display.update,
             log=(lambda _msg: None) if display is None else display.log,
+            cluster=cluster,
         )
     print_run_outcome(outcome)
     # 3: stopped with requests pending (budget); 1: a `compare.gates` check failed (printed).
@@ -413,41 +439,6 @@ def show(
     typer.echo(trail.model_dump_json(indent=2) if as_json else render_trail(trail))
 
 
-@app.command(
-    help="Run the local judge simulator (OpenAI- and Anthropic-compatible) until Ctrl-C.\n\n"
-    "It judges with planted, controllable behaviour (biases, noise, latency, faults; the knobs: "
-    "docs/config.md, section simulator); GET /_stats counts what it served.\n\n" + QUALITY_MODEL
-)
-def simulate(
-    port: Annotated[
-        int, typer.Option(help="Port (0 = any free port; `judge serve` defaults to 8000).")
-    ] = SIMULATOR_PORT,
-    host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
-    config: Annotated[
-        Path | None, typer.Option(help="YAML file of simulator knobs (SimulatorConfig).")
-    ] = None,
-    seed: Annotated[int | None, typer.Option(help="Seed for every draw.")] = None,
-) -> None:
-    from pydantic import ValidationError
-
-    from judge.config import format_validation_error
-    from judge.simulator import SimulatorConfig, run
-    from judge.yamlfile import read_yaml_mapping
-
-    knobs: dict = {}
-    if config is not None:
-        knobs = read_yaml_mapping(config, "simulator config")
-    if seed is not None:
-        knobs["seed"] = seed
-    try:
-        cfg = SimulatorConfig.model_validate(knobs)
-    except ValidationError as exc:
-        raise ConfigError(
-            f"{config or 'simulator'}: {format_validation_error(exc, SimulatorConfig)}"
-        ) from None
-    run(cfg, host=host, port=port)
-
-
 def _parse_pairs(spec: str) -> tuple[str, str | None]:
     if spec == "all":
         return "all", None
@@ -475,6 +466,11 @@ from judge.service.cli import serve, tokens_app  # noqa: E402
 
 app.command("serve")(serve)
 app.add_typer(tokens_app, name="tokens")
+
+# `judge simulate` (judge/simulate_cli.py, which imports only typer at module level).
+from judge.simulate_cli import SIMULATE_HELP, simulate  # noqa: E402
+
+app.command(help=SIMULATE_HELP)(simulate)
 
 # `judge config schema` (judge/config_cli.py, which imports only typer at module level).
 from judge.config_cli import config_app  # noqa: E402

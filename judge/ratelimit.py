@@ -46,6 +46,10 @@ class RateLimiter:
     def active(self) -> bool:
         return self._requests is not None or self._tokens is not None
 
+    def pause(self, seconds: float) -> None:
+        """Nothing: in one process, the refused call's own retry waits out a Retry-After, and
+        the other calls go on (`judge.cluster.limiter` holds every shard instead)."""
+
     async def acquire(self, tokens: float = 0.0) -> None:
         if not self.active:
             return

@@ -20,7 +20,8 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from judge.budget import Budget
 from judge.calls import Calls, Exhausted
@@ -46,6 +47,20 @@ _POLL_S = 0.05
 """How often a runner ahead of a running prepare looks for newly stored requests."""
 
 
+class ReplyStore(Protocol):
+    """What a runner reads and writes: a run's `RunStore`, or, on a cluster shard, the buffer
+    its replies go back to the driver in (`judge.cluster.shard`)."""
+
+    @property
+    def run_dir(self) -> Path | None: ...
+
+    def pending_after(self, rowid: int, limit: int) -> list[tuple[int, JudgeRequest]]: ...
+
+    def cached_response(self, cache_key: str) -> Any: ...
+
+    def record_responses(self, outcomes: Sequence[Outcome]) -> Any: ...
+
+
 @dataclass
 class RunStats:
     sent: int = 0
@@ -58,6 +73,23 @@ class RunStats:
     skipped_for_budget: int = 0
     stopped_reason: str | None = None
     errors: dict[str, int] = field(default_factory=dict)
+
+
+def merge_stats(results: Sequence[RunStats]) -> RunStats:
+    """Several runners' stats as one (worker processes, shards, a batch engine's runner)."""
+    total = RunStats()
+    for r in results:
+        total.sent += r.sent
+        total.cached += r.cached
+        total.failed += r.failed
+        total.parse_failures += r.parse_failures
+        total.repaired += r.repaired
+        total.spent_usd += r.spent_usd
+        total.skipped_for_budget += r.skipped_for_budget
+        total.stopped_reason = total.stopped_reason or r.stopped_reason
+        for k, v in r.errors.items():
+            total.errors[k] = total.errors.get(k, 0) + v
+    return total
 
 
 def judge_specs(config: RunConfig) -> dict[str, JudgeSpec]:
@@ -81,7 +113,7 @@ class Runner:
 
     def __init__(
         self,
-        store: RunStore,
+        store: RunStore | ReplyStore,
         config: RunConfig,
         *,
         rubric: Rubric | None = None,
@@ -116,6 +148,8 @@ class Runner:
         self.judges = judges
         """The judges whose pending requests this runner sends from the store (None: all)."""
         self.calls = Calls(self.specs, self.provider, shards)
+        """Limits and retries; replaced by whoever shares them between runners (a batch
+        engine's, a cluster shard's)."""
         self._inflight: dict[str, asyncio.Future[Outcome]] = {}
         self._pending_writes: list[Outcome] = []
         self._stop = False

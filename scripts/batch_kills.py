@@ -26,47 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.synthetic import write_config, write_inputs  # noqa: E402
 from judge.config import load_config  # noqa: E402
 from judge.run import run_pipeline  # noqa: E402
 from judge.simulator import SimulatorConfig, running_simulator  # noqa: E402
-
-
-def write_inputs(root: Path, n_items: int) -> tuple[Path, Path]:
-    items, responses = root / "items.jsonl", root / "responses.jsonl"
-    with items.open("w") as fh:
-        for i in range(n_items):
-            fh.write(
-                json.dumps({"item_id": f"q{i}", "prompt": f"Question {i}: explain it."}) + "\n"
-            )
-    with responses.open("w") as fh:
-        for i in range(n_items):
-            for system, q in (("sys-a", 0.55), ("sys-b", 0.5), ("sys-c", 0.45)):
-                text = f"{system} answers question {i} at some length. ⟦quality={q}⟧"
-                fh.write(json.dumps({"item_id": f"q{i}", "system": system, "output": text}) + "\n")
-    return items, responses
-
-
-def config(root: Path, items: Path, responses: Path, judge: dict[str, Any], name: str) -> Path:
-    path = root / f"{name}.yaml"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "name": name,
-                "data": {"items": str(items), "responses": str(responses)},
-                "blinding": {"seed": 3, "secret": "ab" * 32},
-                "rubric": "pairwise_general",
-                "judges": [judge],
-                "orders": "both",
-                "pairs": {"mode": "baseline", "baseline": "sys-b"},
-            }
-        )
-    )
-    return path
 
 
 def ledger(run_dir: Path) -> dict[str, Any]:
@@ -108,7 +74,7 @@ def main() -> None:
             "backoff_initial_s": 0.01,
             "backoff_max_s": 0.1,
         }
-        path = config(root, items, responses, judge, "killed")
+        path = write_config(root, "killed", items, responses, [judge])
         run_dir = root / "run"
         cmd = [sys.executable, "-m", "judge.cli", "run", str(path), "--run-dir", str(run_dir)]
         cmd += ["--quiet", "--cache", str(root / "cache.sqlite")]
@@ -148,7 +114,7 @@ def main() -> None:
         stats = sim.stats()
         sim.reset()
         sync_judge = {k: v for k, v in judge.items() if k not in ("mode", "batch")}
-        clean_path = config(root, items, responses, sync_judge, "clean")
+        clean_path = write_config(root, "clean", items, responses, [sync_judge])
         clean = run_pipeline(
             load_config(clean_path), root / "clean", cache_path=root / "clean.sqlite"
         )

@@ -222,3 +222,40 @@ def test_the_budget_counts_a_submitted_batch_as_committed(tmp_path: Path) -> Non
     assert outcome.stats.stopped_reason == "budget"
     assert outcome.summary.counts.verdicts == 40
     assert outcome.summary.counts.pending == 80
+
+
+def test_a_partial_batch_held_for_the_prepare_is_planned_once_the_prepare_ends(
+    tmp_path: Path,
+) -> None:
+    # The engine holds back a partial batch while the prepare may still add requests. When
+    # the prepare ends between two of its turns, it must read the queue once more; it used to
+    # wait for ever (found by bench/batch_cost.py at 20 items).
+    import threading
+
+    from judge.batch.engine import BatchEngine
+    from judge.runner import Runner
+
+    items, responses = dataset(tmp_path, 5)
+    with running_simulator(SimulatorConfig(seed=2)) as sim:
+        judge = batch_judge(sim, "openai/sim-alpha", max_requests=100)
+        config = load_config(write_config(tmp_path, items, responses, judges=[judge]))
+        rundir = RunDir(tmp_path / "run")
+        prepare_run(config, rundir)  # 30 requests: one partial batch
+        preparing = threading.Event()
+        preparing.set()
+
+        async def judged() -> int:
+            with RunStore.open(rundir.path) as store:
+                runner = Runner(store, config, judges=frozenset({judge["model"]}))
+                engine = BatchEngine(runner, config.judges, preparing=preparing)
+                task = asyncio.create_task(engine.run())
+                await asyncio.sleep(0.5)  # turns that hold the batch back
+                assert not Ledger(store).batches(("planned", "submitting", "submitted"))
+                preparing.clear()  # between two turns
+                await asyncio.wait_for(task, timeout=20)
+                return int(store.counts()["responses"])
+
+        answered = asyncio.run(judged())
+        stats = sim.stats()
+    assert answered == 30
+    assert stats["batches"]["created"] == 1 and stats["batches"]["double_submissions"] == 0

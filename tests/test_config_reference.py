@@ -109,7 +109,7 @@ def test_schema_is_draft_07_and_accepts_every_shipped_config(schema: dict[str, A
     assert validator_class is jsonschema.Draft7Validator
     validator_class.check_schema(schema)
     validator = validator_class(schema)
-    configs = sorted((REPO / "configs").glob("*.yaml"))
+    configs = sorted((REPO / "configs").glob("**/*.yaml"))
     assert len(configs) >= 5
     for path in configs:
         errors = [

@@ -193,6 +193,11 @@ class BatchEngine:
             if body is not None and not self._waiting_for_prepare():
                 planned = await self._new_batch(spec, api, body) or planned
                 body = None
+            elif body is not None:
+                # A partial batch waits for the prepare's last requests. Plan again next turn
+                # even if nothing is requeued: the prepare may end before it, and nothing
+                # else would read the queue again.
+                self._requeued.add(spec.model)
         finally:
             if body is not None:
                 body.discard()

@@ -11,7 +11,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
@@ -25,6 +25,7 @@ from judge.store import RunStore
 from judge.tally import BatchProgress, Board, Counts, Progress, Tally
 
 if TYPE_CHECKING:  # loaded when judging starts: `judge run` starts its prepare process first
+    from judge.cluster import RayCluster
     from judge.runner import Runner, RunStats
 
 __all__ = [
@@ -66,9 +67,11 @@ def execute(
     tally: Tally | None = None,
     preparing: threading.Event | None = None,
     abort: threading.Event | None = None,
+    cluster: RayCluster | None = None,
 ) -> RunStats:
     """Judge the run's pending requests with `workers` processes: this one, and `workers - 1`
-    from `pool` (a `worker_pool`, started here when not given), each sending its shard.
+    from `pool` (a `worker_pool`, started here when not given), each sending its shard; or,
+    with `cluster`, on Ray (`judge.cluster`: this process drives and stores).
     `on_progress` gets `tally`'s snapshots (a `Tally` from the store as it is now, when not
     given) every `_REFRESH_S` seconds and once at the end. `preparing` (one process only): set
     while a prepare is still storing requests; they are judged as they arrive. `abort` (with
@@ -76,6 +79,12 @@ def execute(
     if tally is None and on_progress is not None:
         with rundir.open_store() as store:
             tally = Tally(progress_of(store))
+    if cluster is not None:
+        if workers > 1 or preparing is not None:
+            raise ValueError("a cluster run is judged from one process, once prepared")
+        return _run_on_cluster(
+            config, rundir, max_cost_usd, cache_path, on_progress, tally, cluster
+        )
     if workers <= 1:
         here = _run_in_process(
             config,
@@ -125,7 +134,9 @@ def execute(
     results = [mine, *(f.result() for f in futures)]
     if on_progress is not None and tally is not None:
         on_progress(tally.snapshot())
-    return _merge(results)
+    from judge.runner import merge_stats
+
+    return merge_stats(results)
 
 
 @contextlib.contextmanager
@@ -202,20 +213,48 @@ async def _run_in_process(
         batches = None
         if tally is not None and any(j.mode == "batch" for j in config.judges) and shard == 0:
             batches = tally.batches = BatchProgress()
-        if on_progress is None or tally is None:
-            return await _judging(runner, preparing, abort, batches)
+        return await _reporting(_judging(runner, preparing, abort, batches), on_progress, tally)
 
-        async def tick() -> None:
-            while True:
-                on_progress(tally.snapshot())
-                await asyncio.sleep(_REFRESH_S)
 
-        ticker = asyncio.create_task(tick())
-        try:
-            return await _judging(runner, preparing, abort, batches)
-        finally:
-            ticker.cancel()
+def _run_on_cluster(
+    config: RunConfig,
+    rundir: RunDir,
+    max_cost_usd: float | None,
+    cache_path: Path | None,
+    on_progress: ProgressCallback | None,
+    tally: Tally | None,
+    cluster: RayCluster,
+) -> RunStats:
+    from judge.cluster.driver import connected, judge_on_cluster
+
+    recorded = Counts()
+    if tally is not None:
+        tally.include(lambda: recorded)
+    with connected(cluster), rundir.open_store(cache_path) as store:
+        judging = judge_on_cluster(
+            store, config, cluster, max_cost_usd=max_cost_usd, recorded=recorded
+        )
+        return asyncio.run(_reporting(judging, on_progress, tally))
+
+
+async def _reporting(
+    judging: Awaitable[RunStats], on_progress: ProgressCallback | None, tally: Tally | None
+) -> RunStats:
+    """`judging`, with `tally`'s snapshots to `on_progress` every `_REFRESH_S` and at the end."""
+    if on_progress is None or tally is None:
+        return await judging
+
+    async def tick() -> None:
+        while True:
             on_progress(tally.snapshot())
+            await asyncio.sleep(_REFRESH_S)
+
+    ticker = asyncio.create_task(tick())
+    try:
+        return await judging
+    finally:
+        ticker.cancel()
+        on_progress(tally.snapshot())
 
 
 async def _judging(
@@ -268,25 +307,9 @@ async def _both(
     sync.calls = runner.calls
     engine = BatchEngine(sync, batch_specs, preparing=preparing, progress=batches)
     mine, _ = await asyncio.gather(runner.run(preparing=preparing), engine.run())
-    return _merge([mine, sync.stats])
+    from judge.runner import merge_stats
 
-
-def _merge(results: list[RunStats]) -> RunStats:
-    from judge.runner import RunStats
-
-    total = RunStats()
-    for r in results:
-        total.sent += r.sent
-        total.cached += r.cached
-        total.failed += r.failed
-        total.parse_failures += r.parse_failures
-        total.repaired += r.repaired
-        total.spent_usd += r.spent_usd
-        total.skipped_for_budget += r.skipped_for_budget
-        total.stopped_reason = total.stopped_reason or r.stopped_reason
-        for k, v in r.errors.items():
-            total.errors[k] = total.errors.get(k, 0) + v
-    return total
+    return merge_stats([mine, sync.stats])
 
 
 def progress_of(store: RunStore) -> Progress:

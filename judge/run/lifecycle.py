@@ -27,6 +27,7 @@ from judge.summary import GateOutcome, RunSummary
 from judge.tally import Tally
 
 if TYPE_CHECKING:
+    from judge.cluster import RayCluster
     from judge.runner import RunStats
 
 Status = Literal["complete", "gate_failed", "stopped"]
@@ -93,22 +94,31 @@ def run_pipeline(
     human: Path | None = None,
     on_progress: ProgressCallback | None = None,
     log: Callable[[str], None] = lambda _msg: None,
+    cluster: RayCluster | None = None,
 ) -> RunOutcome:
     """Prepare (or resume) the run, judge what is pending, write the outputs and, once nothing
     is pending, analyse and render the report. `human`: labels to calibrate against instead of
-    the config's `calibration.human`. Raises `RunDirBusy` when another process works on the
-    run dir."""
+    the config's `calibration.human`. `cluster`: judge on Ray (`judge.cluster`) once prepared.
+    Raises `RunDirBusy` when another process works on the run dir."""
     rundir = _as_rundir(run_dir)
     budget = max_cost_usd if max_cost_usd is not None else config.budget.max_cost_usd
     _check_priced(config, budget)
+    if cluster is not None:
+        from judge.cluster import check_cluster_config
+
+        check_cluster_config(config)
+        if workers > 1:
+            raise ConfigError(
+                "--executor ray spreads the run over the cluster: leave --workers out"
+            )
     with rundir.locked():
-        if workers <= 1:
+        if workers <= 1 and cluster is None:
             prepared, stats, before = _judge_while_preparing(
                 config, rundir, budget, cache_path, on_progress, log
             )
         else:
             prepared, stats, before = _prepare_then_judge(
-                config, rundir, workers, budget, cache_path, on_progress, log
+                config, rundir, workers, budget, cache_path, on_progress, log, cluster
             )
         summary = write_outputs(config, rundir)
         if summary.complete:
@@ -124,9 +134,10 @@ def _prepare_then_judge(
     cache_path: Path | None,
     on_progress: ProgressCallback | None,
     log: Callable[[str], None],
+    cluster: RayCluster | None = None,
 ) -> tuple[PrepareSummary, RunStats, Progress]:
-    """Several worker processes: each reads the prepared run's pending requests, so the run is
-    prepared first (they start, and import, meanwhile)."""
+    """Several worker processes, or a cluster: each reads the prepared run's pending requests,
+    so the run is prepared first (they start, and import, meanwhile)."""
     with worker_pool(config, workers) as pool:
         from judge.run.prepare import prepare_run
 
@@ -145,6 +156,7 @@ def _prepare_then_judge(
                 on_progress=on_progress,
                 pool=pool,
                 tally=Tally(before),
+                cluster=cluster,
             )
     return prepared, stats, before
 

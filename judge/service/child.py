@@ -43,6 +43,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--parent-pid", type=int, required=True)
+    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--ray-address", default=None)
     args = parser.parse_args(argv)
     # Everything this process prints goes to worker.log: tracebacks quote paths, URLs and
     # exception texts, which may carry a key. Masked as written, as the server's own log is.
@@ -52,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1  # the server is already gone: its successor starts a worker of its own
     try:
         with _run_lock(paths):
-            outcome = _work(paths, args.cache)
+            outcome = _work(paths, args.cache, args.executor, args.ray_address)
     except Exception as exc:  # the run dir itself is unusable (not a directory, no space...)
         traceback.print_exc()
         outcome = {"status": "failed", "error": _internal(exc, paths)}
@@ -100,7 +102,9 @@ class RedactingStream(io.TextIOBase):
         return getattr(self._target, "encoding", "utf-8")
 
 
-def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
+def _work(
+    paths: RunPaths, cache: Path, executor: str = "local", ray_address: str | None = None
+) -> dict[str, Any]:
     from judge.config import load_config
     from judge.run import run_pipeline
     from judge.run.lifecycle import failed_gates
@@ -108,8 +112,10 @@ def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
     started = time.time()
     try:
         config = load_config(paths.config)
-        # One process: nothing outlives this one when the server dies.
-        outcome = run_pipeline(config, paths.rundir, workers=1, cache_path=cache)
+        # One process: nothing outlives this one when the server dies (on Ray, the cluster
+        # this process started, if any, stops with it).
+        cluster = _cluster_for(config, executor, ray_address)
+        outcome = run_pipeline(config, paths.rundir, workers=1, cache_path=cache, cluster=cluster)
     except JudgeError as exc:
         rescued = _without_labels(config, paths, exc) if "config" in locals() else None
         return rescued or {"status": "failed", "error": _client_text(str(exc), paths)}
@@ -137,6 +143,22 @@ def _work(paths: RunPaths, cache: Path) -> dict[str, Any]:
         failed = ", ".join(g.expression for g in failed_gates(outcome.summary))
         note = f"a gate failed: {failed} (see comparison.gates and canaries.gates)"
     return _with_labels(paths, note, started)
+
+
+def _cluster_for(config: Any, executor: str, ray_address: str | None) -> Any:
+    """The Ray cluster to judge the run on (`judge serve --executor ray`), or None: judged in
+    this process, as with the local executor, or when Ray cannot judge this config (the
+    worker log says why). Ray is imported only here, and only for the ray executor."""
+    if executor != "ray":
+        return None
+    from judge.cluster import RayCluster, cluster_refusal
+
+    refusal = cluster_refusal(config)
+    if refusal is not None:
+        print(f"judging locally, not on Ray: {refusal}", flush=True)
+        return None
+    print(f"judging on Ray (address: {ray_address or 'local'})", flush=True)
+    return RayCluster(address=ray_address)
 
 
 def _without_labels(config: Any, paths: RunPaths, exc: JudgeError) -> dict[str, Any] | None:

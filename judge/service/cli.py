@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from judge.cluster import Executor, require_ray
 from judge.errors import ConfigError
 from judge.service.settings import DEFAULT_DATA_DIR, DEFAULT_PORT, ServiceSettings
 
@@ -140,6 +141,22 @@ def serve(
             "--allow-key-env", help="Variable name clients may give as api_key_env (repeatable)."
         ),
     ] = None,
+    executor: Annotated[
+        Executor,
+        typer.Option(
+            "--executor",
+            help="Where runs are judged: local worker processes, or shards over a Ray cluster "
+            "(needs pip install 'judge-pipeline\\[ray]').",
+        ),
+    ] = Executor.local,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray-address",
+            help="With --executor ray: auto (the cluster this machine joined with `ray start "
+            "--head`), ray://HOST:10001, or unset to start a local cluster per run.",
+        ),
+    ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
 ) -> None:
     """Serve the HTTP API (OpenAPI schema at /openapi.json) until stopped.
@@ -152,7 +169,11 @@ def serve(
     """
     import logging
 
+    if ray_address is not None and executor is not Executor.ray:
+        raise typer.BadParameter("--ray-address is for --executor ray", param_hint="--ray-address")
     _need_service_extra("judge serve")
+    if executor is Executor.ray:
+        require_ray()  # one line naming the install before the server starts
     import uvicorn
 
     from judge.service.app import create_app
@@ -179,13 +200,15 @@ def serve(
         max_resamples=max_resamples,
         max_wait_s=max_wait_s,
         max_attempts=max_attempts,
+        executor="ray" if executor is Executor.ray else "local",
+        ray_address=ray_address,
     )
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
     app = create_app(settings)
     typer.echo(
         f"judge service: data {settings.data_dir}, database "
         f"{describe_url(settings.database_url)}, at most {max_running} run(s) at once "
-        f"({settings.running_per_token} per token)",
+        f"({settings.running_per_token} per token), {_describe_executor(settings)}",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
@@ -206,6 +229,13 @@ def _need_service_extra(command: str) -> None:
             f"{command} needs the service extra ({', '.join(missing)} missing): "
             "pip install 'judge-pipeline[service]' (make test installs it)"
         )
+
+
+def _describe_executor(settings: ServiceSettings) -> str:
+    if settings.executor == "local":
+        return "judged in local worker processes"
+    where = settings.ray_address or "a local Ray cluster per run"
+    return f"judged on Ray ({where})"
 
 
 def _engine(db: str | None, data_dir: Path, *, create: bool = True):  # type: ignore[no-untyped-def]

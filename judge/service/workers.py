@@ -177,6 +177,10 @@ class Scheduler:
             "--parent-pid",
             str(os.getpid()),
         ]
+        if self._settings.executor == "ray":
+            command += ["--executor", "ray"]
+            if self._settings.ray_address:
+                command += ["--ray-address", self._settings.ray_address]
         log = paths.log.open("ab")
         try:
             # Own session: a Ctrl-C at the server's terminal reaches the server, which stops

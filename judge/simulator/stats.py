@@ -33,6 +33,8 @@ class SimulatorStats:
         self.first_at: float | None = None
         """Wall-clock time (Unix) of the first request: a client's time to first request."""
         self.last_at: float | None = None
+        self.by_second: Counter[int] = Counter()
+        """Unix second -> requests that arrived in it (a client's rate, as the server saw it)."""
 
     def enter(self, route: str) -> None:
         self.requests += 1
@@ -40,6 +42,7 @@ class SimulatorStats:
         if self.first_at is None:
             self.first_at = self.last_at
         self.by_route[route] += 1
+        self.by_second[int(self.last_at)] += 1
         self.in_flight += 1
         if self.in_flight > self.max_in_flight:
             self.max_in_flight = self.in_flight
@@ -74,6 +77,7 @@ class SimulatorStats:
             "cpu_s": round(time.process_time() - self.cpu_started, 6),
             "first_request_unix": self.first_at,
             "last_request_unix": self.last_at,
+            "requests_by_second": {str(s): n for s, n in sorted(self.by_second.items())},
         }
         if with_hashes:
             snapshot["attempts_by_hash"] = dict(self.attempts)

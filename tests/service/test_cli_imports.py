@@ -1,5 +1,5 @@
 """`judge --help` stays fast: registering `judge serve` and `judge tokens` imports no web or
-database stack."""
+database stack, and the `--executor ray` options import no Ray."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ def test_importing_the_cli_does_not_import_the_service_stack() -> None:
     code = (
         "import sys, judge.cli; "
         "heavy = [m for m in ('fastapi', 'starlette', 'uvicorn', 'sqlalchemy', 'psycopg', "
-        "'pandas', 'litellm') if m in sys.modules]; print(heavy)"
+        "'pandas', 'litellm', 'ray') if m in sys.modules]; print(heavy)"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True

@@ -352,6 +352,13 @@ def resample_mean(
     )
 
 
+def percentile_p(replicates: np.ndarray) -> float:
+    """Two-sided p-value for "the statistic is 0" from its bootstrap replicates: the smallest
+    1 - ci at which the percentile interval would exclude 0 (one added to the counts)."""
+    below = _fraction_below(np.asarray(replicates, dtype=float), 0.0, pseudo=1.0)
+    return float(min(1.0, 2 * min(below, 1 - below)))
+
+
 def p_value(boot: Boot, method: Method) -> float:
     """Two-sided p-value for "mean is 0", consistent with the reported interval.
 
@@ -363,7 +370,7 @@ def p_value(boot: Boot, method: Method) -> float:
         return math.nan
     below = _fraction_below(boot.replicates, 0.0, pseudo=1.0)
     if method == "percentile":
-        return float(min(1.0, 2 * min(below, 1 - below)))
+        return percentile_p(boot.replicates)
     # BCa maps level b to quantile Phi(z0 + (z0 + z_b) / (1 - a (z0 + z_b))); invert at 0.
     w = ndtri(below) - boot.z0
     z = w / (1 + boot.accel * w) - boot.z0 if 1 + boot.accel * w > 0 else ndtri(below)

@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from judge.config import JudgeSpec, RunConfig
-from judge.pricing import rate_card
+from judge.pricing import price, rate_card
 from judge.store import RunStore
 from judge.types import ChatMessage, JudgeRequest, Usage
 
@@ -50,6 +50,13 @@ def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
 def max_tokens(spec: JudgeSpec) -> int:
     value = spec.params.get("max_tokens") or spec.params.get("max_completion_tokens")
     return int(value) if isinstance(value, int | float) else _EST_OUTPUT_TOKENS
+
+
+def worst_case_cost(request: JudgeRequest, spec: JudgeSpec, *, batch: bool = False) -> float:
+    """What sending `request` may cost at most (its prompt, and the longest reply allowed):
+    what a budget holds back for it before it is sent. 0 when the price is unknown."""
+    usage = Usage(input_tokens=estimate_tokens(request.messages), output_tokens=max_tokens(spec))
+    return price(spec.model, usage, spec, batch=batch) or 0.0
 
 
 class _Model(BaseModel):

@@ -27,7 +27,7 @@ from judge.budget import Budget
 from judge.calls import Calls, Exhausted
 from judge.config import JudgeSpec, RunConfig
 from judge.errors import ConfigError, ProviderError
-from judge.estimate import estimate_tokens, max_tokens
+from judge.estimate import worst_case_cost
 from judge.parsing import output_schema, parse_reply, repair_prompt
 from judge.pricing import price
 from judge.providers.base import Provider, ProviderCall, ProviderReply
@@ -131,7 +131,7 @@ class Runner:
         self.config = config
         self.rubric = rubric or load_rubric(config.rubric)
         self.specs = judge_specs(config)
-        self._providers = providers or {}
+        self._providers = providers if providers is not None else {}
         self.max_cost_usd = max_cost_usd
         self.budget = budget or Budget(max_cost_usd)
         """Shared with the batch engine of this process: spend, reservations, committed
@@ -364,7 +364,7 @@ class Runner:
         provider = self.provider(request.judge)
         spec = self.specs[request.judge]
         # The reservation only matters to the budget check.
-        estimate = 0.0 if self.budget.max_usd is None else self._estimate_cost(request, spec)
+        estimate = 0.0 if self.budget.max_usd is None else worst_case_cost(request, spec)
         self.budget.reserved_usd += estimate
         started = time.perf_counter()
         self.stats.sent += 1
@@ -469,16 +469,10 @@ class Runner:
 
     # -- budget ----------------------------------------------------------------------------
 
-    def _estimate_cost(self, request: JudgeRequest, spec: JudgeSpec) -> float:
-        usage = Usage(
-            input_tokens=estimate_tokens(request.messages), output_tokens=max_tokens(spec)
-        )
-        return price(spec.model, usage, spec) or 0.0
-
     def _over_budget(self, request: JudgeRequest) -> bool:
         if self.budget.max_usd is None:
             return False
-        return not self.budget.allows(self._estimate_cost(request, self.specs[request.judge]))
+        return not self.budget.allows(worst_case_cost(request, self.specs[request.judge]))
 
 
 async def _listed(requests: Sequence[JudgeRequest]) -> AsyncIterator[list[JudgeRequest]]:

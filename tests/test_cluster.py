@@ -83,17 +83,17 @@ def test_a_run_started_locally_finishes_on_the_cluster_as_it_would_have_locally(
     assert rest.stats.repaired > 0 and rest.summary.counts.errors == 0
 
 
-def _shard_pids() -> list[int]:
-    """The shard actors' worker processes (Ray titles them `ray::ShardWorker...`)."""
+def _shard_pids(title: bytes = b"ray::ShardWorker") -> list[int]:
+    """The worker processes of actors of one class (Ray titles them `ray::ClassName...`)."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            title = (entry / "cmdline").read_bytes()
+            cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if title.startswith(b"ray::ShardWorker"):
+        if cmdline.startswith(title):
             pids.append(int(entry.name))
     return pids
 
@@ -154,6 +154,27 @@ def test_one_rate_budget_holds_across_shards(tmp_path: Path, cluster: RayCluster
     assert sent == 80 and len(counts) >= 7
 
 
+def test_a_killed_limiter_is_restarted_and_no_request_is_recorded_as_failed(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    slow = SimulatorConfig(seed=8, latency={"median_s": 0.05})
+    with running_simulator(slow) as sim:
+        judge = judge_entry(sim, MODELS[0], requests_per_minute=1200, max_connections=8)
+        config = config_for(tmp_path, 40, [judge])  # 160 requests at 20 a second
+        done: list[Any] = []
+        thread = threading.Thread(
+            target=lambda: done.append(run_pipeline(config, tmp_path / "run", cluster=cluster))
+        )
+        thread.start()
+        time.sleep(3.0)
+        (limiter,) = _shard_pids(b"ray::RateBudget")
+        os.kill(limiter, signal.SIGKILL)
+        thread.join(timeout=120)
+    (outcome,) = done
+    assert outcome.complete and outcome.summary.counts.requests == 160
+    assert outcome.summary.counts.errors == 0
+
+
 def test_a_retry_after_pauses_every_shard(cluster: RayCluster) -> None:
     budget = RateBudget.remote()  # type: ignore[attr-defined]
 
@@ -193,7 +214,18 @@ def test_a_run_stopped_on_the_cluster_by_its_budget_finishes_locally(
     with running_simulator(SimulatorConfig(seed=6)) as sim:
         priced = {"input_cost_per_mtok": 100.0, "output_cost_per_mtok": 100.0}
         config = config_for(tmp_path, 30, [judge_entry(sim, MODELS[1], **priced)])
-        run_pipeline(config, tmp_path / "local", cache_path=tmp_path / "local.cache")
+        local = run_pipeline(config, tmp_path / "local", cache_path=tmp_path / "local.cache")
+        sim.reset()
+        # Room for half as much again as the run costs: the cluster finishes it, as a local
+        # run would (its shards' parts of the budget are given back as they end).
+        roomy = run_pipeline(
+            config,
+            tmp_path / "roomy",
+            max_cost_usd=1.5 * local.stats.spent_usd,
+            cluster=cluster,
+            cache_path=tmp_path / "roomy.cache",
+        )
+        assert roomy.complete and roomy.stats.stopped_reason is None
         sim.reset()
         cache = tmp_path / "mixed.cache"
         part = run_pipeline(

@@ -34,14 +34,14 @@ from judge.batch.ledger import (
     seconds_since,
 )
 from judge.config import JudgeSpec
-from judge.estimate import estimate_tokens, max_tokens
+from judge.estimate import worst_case_cost
 from judge.pricing import price
 from judge.providers.base import ProviderCall
 from judge.rundir import RunDir
 from judge.runner import Outcome as Stored
 from judge.runner import Runner
 from judge.tally import BatchProgress, Counts
-from judge.types import JudgeRequest, JudgeResponse, Usage
+from judge.types import JudgeRequest, JudgeResponse
 
 _PAGE = 1000
 _CHUNK = 256
@@ -228,10 +228,7 @@ class BatchEngine:
         )
 
     def _estimate(self, spec: JudgeSpec, request: JudgeRequest) -> float:
-        usage = Usage(
-            input_tokens=estimate_tokens(request.messages), output_tokens=max_tokens(spec)
-        )
-        return price(spec.model, usage, spec, batch=True) or 0.0
+        return worst_case_cost(request, spec, batch=True)
 
     async def _new_batch(self, spec: JudgeSpec, api: BatchAPI, body: _Body) -> bool:
         """Finish the body file, plan the batch (ledger), submit it. False when the budget

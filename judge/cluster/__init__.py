@@ -35,9 +35,10 @@ class RayCluster:
     """Where and how a run is judged on Ray."""
 
     address: str | None = None
-    """`auto` (the cluster this machine belongs to), `ray://host:10001` (a remote one), or
-    None: a cluster started on this machine for the run and stopped after it (unless one is
-    already connected in this process)."""
+    """`auto` (the cluster this machine joined with `ray start`), `ray://host:10001` (a remote
+    one), or None: Ray's own default (RAY_ADDRESS, else a cluster `ray start` left running on
+    this machine, else a new one on this machine for the run, stopped after it). A connection
+    this process already has is used as it is."""
     actors: int | None = None
     """Shard actors (one CPU each). None: one per CPU of the cluster."""
     shard_requests: int | None = None

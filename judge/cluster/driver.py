@@ -13,21 +13,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
 import ray
-from ray.exceptions import ActorUnavailableError, RayActorError, RayTaskError
+from ray.exceptions import ActorUnavailableError, ObjectLostError, RayActorError, RayTaskError
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from judge.cluster import RayCluster, check_cluster_config
-from judge.cluster.limiter import RateBudget
+from judge.cluster.limiter import ClusterLost, RateBudget
 from judge.cluster.shard import ShardWorker
 from judge.config import RunConfig
 from judge.errors import JudgeError
+from judge.estimate import worst_case_cost
 from judge.parsing import parse_reply
 from judge.rubrics import Rubric, load_rubric
-from judge.runner import Outcome, RunStats, merge_stats
+from judge.runner import Outcome, RunStats, judge_specs, merge_stats
 from judge.store import RunStore
 from judge.tally import Counts
 from judge.types import JudgeRequest
@@ -38,7 +41,7 @@ _RESTART_WAIT_S = 0.5
 
 
 @contextlib.contextmanager
-def connected(cluster: RayCluster) -> Any:
+def connected(cluster: RayCluster) -> Iterator[None]:
     """Ray, connected for the run: an existing connection in this process is used as it is;
     otherwise `cluster.address` is joined (None: a cluster on this machine, stopped after)."""
     if ray.is_initialized():
@@ -65,9 +68,13 @@ async def judge_on_cluster(
     recorded: Counts,
 ) -> RunStats:
     check_cluster_config(config)
-    actors = cluster.actors or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    # One actor a CPU, but never more actors than connections: each holds at least one.
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    actors = cluster.actors or min(cpus, max(j.max_connections for j in config.judges))
     name = f"judge-rate-budget-{os.urandom(6).hex()}"
-    budget = RateBudget.options(name=name).remote()  # type: ignore[attr-defined]
+    # On this node (if it can): the limiter is every shard's, and dies with this process.
+    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
+    budget = RateBudget.options(name=name, scheduling_strategy=here).remote()  # type: ignore[attr-defined]
     rubric = load_rubric(config.rubric)
     workers = [
         ShardWorker.options(max_restarts=-1, max_task_retries=0).remote(  # type: ignore[attr-defined]
@@ -78,7 +85,11 @@ async def judge_on_cluster(
     if cluster.shard_requests is None:
         per_actor = sum(max(1, j.max_connections // actors) for j in config.judges)
         cluster = replace(cluster, shard_requests=max(16, per_actor))
-    driver = _Driver(store, cluster, workers, max_cost_usd, recorded, rubric)
+    specs = judge_specs(config)
+    driver = _Driver(
+        store, cluster, workers, max_cost_usd, recorded, rubric,
+        worst_case=lambda r: worst_case_cost(r, specs[r.judge]),
+    )  # fmt: skip
     try:
         return await driver.run()
     finally:
@@ -96,32 +107,59 @@ class _Driver:
         max_cost_usd: float | None,
         recorded: Counts,
         rubric: Rubric,
+        *,
+        worst_case: Callable[[JudgeRequest], float],
     ) -> None:
         self.store = store
         self.rubric = rubric
+        self.worst_case = worst_case
         self.cluster = cluster
         self.workers = workers
         self.max_cost_usd = max_cost_usd
         self.recorded = recorded
         self.stats: list[RunStats] = []
-        self.stopped = False
         self._load = [0] * len(workers)
         self._handed = 0.0
         """Budget parts of the shards in flight."""
         self._spent_done = 0.0
         """What the finished shards' replies cost."""
         self._slots = asyncio.Semaphore(len(workers) * cluster.shards_per_actor)
+        self._requeued: deque[list[JudgeRequest]] = deque()
+        """Shards whose part of the budget ran out before they were sent in full."""
         self._failure: BaseException | None = None
 
     async def run(self) -> RunStats:
         tasks: set[asyncio.Task[None]] = set()
+        source = aiter(self._shards())
+        exhausted = False
         try:
-            async for shard in self._shards():
-                await self._slots.acquire()
-                if self._failure is not None or self.stopped:
-                    self._slots.release()
+            while self._failure is None:
+                if self._requeued:
+                    shard = self._requeued.popleft()
+                elif not exhausted:
+                    if (read := await anext(source, None)) is None:
+                        exhausted = True
+                        continue
+                    shard = read
+                elif tasks:  # shards stopped by their part of the budget may come back
+                    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                    continue
+                else:
                     break
-                task = asyncio.create_task(self._run(shard))
+                await self._slots.acquire()
+                share = self._share()
+                if share is not None and share < self.worst_case(shard[0]):
+                    # Not even its first request is affordable now: wait for a shard in flight
+                    # to give back what it did not spend; with none in flight, the budget is
+                    # spent (as a local run stops before a request it cannot pay for).
+                    self._slots.release()
+                    if not tasks:
+                        self._stop_for_budget(shard)
+                        break
+                    self._requeued.appendleft(shard)
+                    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                    continue
+                task = asyncio.create_task(self._run(shard, share))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -131,6 +169,10 @@ class _Driver:
         if self._failure is not None:
             raise self._failure
         return merge_stats(self.stats or [RunStats()])
+
+    def _stop_for_budget(self, shard: list[JudgeRequest]) -> None:
+        unsent = len(shard) + sum(len(s) for s in self._requeued)
+        self.stats.append(RunStats(skipped_for_budget=unsent, stopped_reason="budget"))
 
     async def _shards(self) -> AsyncIterator[list[JudgeRequest]]:
         """Pending requests cut into shards of whole items, cache hits stored on the way."""
@@ -165,17 +207,18 @@ class _Driver:
 
     def _share(self) -> float | None:
         """A new shard's part of the budget: what is neither spent by finished shards nor
-        handed to shards in flight, split over the free slots (so the shards' parts never add
-        up to more than the budget, however they finish)."""
+        handed to shards in flight, split over the free slots (this one's included), so the
+        parts never add up to more than the budget. A shard's runner holds back each
+        request's worst case before sending it, as a local runner does: it stops when its
+        part cannot pay for the next, and what it did not send is queued again."""
         if self.max_cost_usd is None:
             return None
         free = len(self.workers) * self.cluster.shards_per_actor - sum(self._load)
         left = self.max_cost_usd - self._spent_done - self._handed
         return max(0.0, left) / max(1, free)
 
-    async def _run(self, shard: list[JudgeRequest]) -> None:
+    async def _run(self, shard: list[JudgeRequest], share: float | None) -> None:
         index = min(range(len(self.workers)), key=self._load.__getitem__)
-        share = self._share()
         self._load[index] += 1
         self._handed += share or 0.0
         spent = [0.0]
@@ -204,9 +247,11 @@ class _Driver:
                 async for ref in stream:
                     item = await ref
                     if isinstance(item, RunStats):
+                        if item.stopped_reason == "budget" and remaining:
+                            # Not a stop of the run: these go out again with a new part.
+                            self._requeued.append(list(remaining.values()))
+                            item = replace(item, stopped_reason=None, skipped_for_budget=0)
                         self.stats.append(item)
-                        if item.stopped_reason == "budget":
-                            self.stopped = True
                         return
                     self._store(item)
                     for response, _ in item:
@@ -214,11 +259,18 @@ class _Driver:
                         spent[0] += response.cost_usd or 0.0
                 return
             except RayTaskError as exc:
-                raise _cause(exc) from None
-            except (RayActorError, ActorUnavailableError):
-                if not remaining:
-                    return
-                await asyncio.sleep(_RESTART_WAIT_S * (attempt + 1))
+                cause = _cause(exc)
+                if not isinstance(cause, ClusterLost):
+                    raise cause from None
+            except ActorUnavailableError:
+                # The task may still be running on the actor: stop it before resending.
+                with contextlib.suppress(Exception):
+                    ray.cancel(stream)
+            except (RayActorError, ObjectLostError):
+                pass
+            if not remaining:
+                return
+            await asyncio.sleep(_RESTART_WAIT_S * (attempt + 1))
         raise JudgeError(
             f"a shard's actor died {self.cluster.max_shard_tries + 1} times; what was answered "
             "is stored: run again to resume"

@@ -5,18 +5,27 @@ A 429's Retry-After pauses the endpoint for every shard, not only the one refuse
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import ray
+from ray.exceptions import ActorUnavailableError, RayActorError
 
+from judge.errors import ProviderError
 from judge.ratelimit import RateLimiter
 
 _CHECK_S = 0.25
 """How often a shard with no configured limit asks whether the endpoint is paused."""
 
 
-@ray.remote(num_cpus=0)
+class ClusterLost(ProviderError):
+    """The limiter actor could not be reached (it died, or its node did). Not a reply to
+    record: the shard fails, and the driver sends what it had not stored again (as a
+    `ProviderError`, it is not retried as a call, nor stored as a request's error)."""
+
+
+@ray.remote(num_cpus=0, max_restarts=-1, max_task_retries=-1)
 class RateBudget:
     """The limiter actor (async: callers waiting on one bucket do not block the others)."""
 
@@ -31,11 +40,12 @@ class RateBudget:
 
     async def take(self, key: str, rpm: float | None, tpm: float | None, tokens: float) -> None:
         """Return when one request of `tokens` tokens may go to `key`."""
-        import asyncio
-
         while (wait := self.paused_for(key)) > 0:
             await asyncio.sleep(wait)
         await self._limiter(key, rpm, tpm).acquire(tokens)
+        # A pause that began while this caller queued for the buckets holds it too.
+        while (wait := self.paused_for(key)) > 0:
+            await asyncio.sleep(wait)
 
     def pause(self, key: str, seconds: float) -> None:
         self._resume_at[key] = max(self._resume_at.get(key, 0.0), time.monotonic() + seconds)
@@ -63,16 +73,17 @@ class ClusterLimit:
         return bool(self._rpm or self._tpm)
 
     async def acquire(self, tokens: float = 0.0) -> None:
-        import asyncio
-
-        if self.active:
-            await self._budget.take.remote(self._key, self._rpm, self._tpm, tokens)
-            return
-        now = time.monotonic()
-        if now - self._checked >= _CHECK_S:
-            self._checked = now
-            paused = await self._budget.paused_for.remote(self._key)
-            self._resume_at = max(self._resume_at, time.monotonic() + paused)
+        try:
+            if self.active:
+                await self._budget.take.remote(self._key, self._rpm, self._tpm, tokens)
+                return
+            now = time.monotonic()
+            if now - self._checked >= _CHECK_S:
+                self._checked = now
+                paused = await self._budget.paused_for.remote(self._key)
+                self._resume_at = max(self._resume_at, time.monotonic() + paused)
+        except (RayActorError, ActorUnavailableError) as exc:
+            raise ClusterLost(f"the cluster's rate limiter is unreachable: {exc}") from None
         if (wait := self._resume_at - time.monotonic()) > 0:
             await asyncio.sleep(wait)
 

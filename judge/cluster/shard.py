@@ -18,7 +18,7 @@ from judge.cluster.limiter import ClusterLimit
 from judge.config import RunConfig
 from judge.providers.base import Provider
 from judge.rubrics import Rubric
-from judge.runner import Outcome, Runner, RunStats
+from judge.runner import Outcome, Runner, RunStats, judge_specs
 from judge.types import JudgeRequest
 
 _YIELD_S = 0.05
@@ -58,11 +58,21 @@ class ShardWorker:
         # By name, not handle: Ray cannot restart an actor whose constructor took a handle.
         self._budget_name = budget
         self._budget: Any = None
+        self._specs = judge_specs(config)
         self._providers: dict[str, Provider] = {}
-        self._calls: Calls | None = None
+        # Connections split over the actors; rates held for all of them by one actor. Owned
+        # here, shared by the shards this actor works on at once.
+        self._calls = Calls(self._specs, self._provider, actors, limiter_for=self._limiter)
 
     def pid(self) -> int:
         return os.getpid()
+
+    def _provider(self, judge: str) -> Provider:
+        if judge not in self._providers:
+            from judge.providers.factory import make_provider
+
+            self._providers[judge] = make_provider(self._specs[judge])
+        return self._providers[judge]
 
     def _limiter(self, key: str, rpm: float | None, tpm: float | None) -> Limiter:
         if self._budget is None:
@@ -82,11 +92,6 @@ class ShardWorker:
             max_cost_usd=max_cost_usd,
             shards=self._actors,
         )
-        if self._calls is None:
-            # Connections split over the actors; rates held for all of them by one actor.
-            self._calls = Calls(
-                runner.specs, runner.provider, self._actors, limiter_for=self._limiter
-            )
         runner.calls = self._calls
         work = asyncio.ensure_future(runner.run(requests, close=False))
         try:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from judge.cluster import Executor
 from judge.errors import JudgeError, RunDirBusy
 from judge.service.layout import RunPaths
 from judge.service.redaction import redact
@@ -43,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--parent-pid", type=int, required=True)
-    parser.add_argument("--executor", choices=("local", "ray"), default="local")
+    parser.add_argument("--executor", choices=[e.value for e in Executor], default="local")
     parser.add_argument("--ray-address", default=None)
     args = parser.parse_args(argv)
     # Everything this process prints goes to worker.log: tracebacks quote paths, URLs and

@@ -1,0 +1,69 @@
+"""The judge cascade with a guarantee (calibration.cascade; issue 19, part 2): the binomial
+test against scipy's exact binomial test, the fixed-sequence stop by hand, and the guarantee's
+empirical validity over 300 random calibration/test splits of data with a known truth."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from calibration.cascade import Level, _binomial_p, apply, calibrate
+
+
+def test_the_p_value_is_the_exact_binomial_tests() -> None:
+    for errors, n in ((3, 50), (10, 60), (0, 20)):
+        reference = binomtest(errors, n, 0.1, alternative="less").pvalue
+        assert _binomial_p(errors, n, 0.1) == pytest.approx(reference, rel=1e-12)
+
+
+def test_the_sequence_stops_at_the_first_threshold_it_cannot_reject() -> None:
+    human = np.array(["a"] * 40)
+    # 20 items at confidence 0.9, all right; 10 at 0.5, all wrong; 10 at 0.8, all right.
+    conf = np.r_[np.full(20, 0.9), np.full(10, 0.5), np.full(10, 0.8)]
+    label = np.r_[np.full(20, "a"), np.full(10, "b"), np.full(10, "a")]
+    cascade = calibrate([Level("j", conf, label)], human, target=0.9, delta=0.1)
+    (cut,) = cascade.levels
+    # >= 0.9: 0 of 20 wrong, p = 0.9^20 = 0.12 > 0.1: not rejected, so nothing is decided
+    # even though >= 0.8 (0 of 30 wrong, p = 0.04) would have been.
+    assert cut.threshold is None and cut.decided == 0
+    looser = calibrate([Level("j", conf, label)], human, target=0.9, delta=0.2)
+    assert looser.levels[0].threshold == 0.8 and looser.levels[0].decided == 30
+
+
+def _items(rng: np.random.Generator, n: int) -> tuple[np.ndarray, list[Level]]:
+    truth = rng.integers(0, 2, n)
+    levels = []
+    for judge, base, cost in (("cheap", 0.55, 1.0), ("strong", 0.75, 10.0)):
+        conf = rng.random(n)
+        right = rng.random(n) < base + (1 - base) * conf
+        levels.append(Level(judge, conf, np.where(right, truth, 1 - truth), cost))
+    return truth, levels
+
+
+def test_the_guarantee_holds_over_random_splits() -> None:
+    rng = np.random.default_rng(7)
+    truth, levels = _items(rng, 3000)
+    target, delta, splits = 0.9, 0.1, 300
+    met, coverage, cost = 0, [], []
+    for _ in range(splits):
+        order = rng.permutation(len(truth))
+        cal, test = order[:600], order[600:]
+        cascade = calibrate([_rows(v, cal) for v in levels], truth[cal], target=target, delta=delta)
+        out = apply(cascade, [_rows(v, test) for v in levels])
+        decided = out.decided_by < len(levels)
+        if decided.any():
+            agreement = (out.label[decided].astype(int) == truth[test][decided]).mean()
+            met += agreement >= target
+        else:
+            met += 1  # nothing decided: nothing claimed
+        coverage.append(decided.mean())
+        cost.append(out.cost)
+    assert met / splits >= 1 - delta
+    # Not vacuous: the judges decide most items, at well under the strong judge's price.
+    assert np.mean(coverage) > 0.5
+    assert np.mean(cost) < 10.0
+
+
+def _rows(level: Level, idx: np.ndarray) -> Level:
+    return Level(level.judge, level.confidence[idx], level.label[idx], level.cost)

@@ -34,7 +34,7 @@ def test_the_sequence_stops_at_the_first_threshold_it_cannot_reject() -> None:
 def _items(rng: np.random.Generator, n: int) -> tuple[np.ndarray, list[Level]]:
     truth = rng.integers(0, 2, n)
     levels = []
-    for judge, base, cost in (("cheap", 0.55, 1.0), ("strong", 0.75, 10.0)):
+    for judge, base, cost in (("cheap", 0.7, 1.0), ("strong", 0.85, 10.0)):
         conf = rng.random(n)
         right = rng.random(n) < base + (1 - base) * conf
         levels.append(Level(judge, conf, np.where(right, truth, 1 - truth), cost))
@@ -59,10 +59,11 @@ def test_the_guarantee_holds_over_random_splits() -> None:
             met += 1  # nothing decided: nothing claimed
         coverage.append(decided.mean())
         cost.append(out.cost)
-    assert met / splits >= 1 - delta
-    # Not vacuous: the judges decide most items, at well under the strong judge's price.
-    assert np.mean(coverage) > 0.5
-    assert np.mean(cost) < 10.0
+    assert met / splits >= 1 - delta  # measured: 0.95 at 1 - delta = 0.9
+    # Not vacuous (measured: the judges decide 51% of the items, the cheap one 35%, at 7.5 an
+    # item against the strong judge's 10 on every item).
+    assert np.mean(coverage) > 0.4
+    assert np.mean(cost) < 8.5
 
 
 def _rows(level: Level, idx: np.ndarray) -> Level:

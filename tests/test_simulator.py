@@ -554,3 +554,38 @@ async def test_serve_runs_on_the_callers_loop() -> None:
             assert json.loads(await _ask_openai(client, _PROMPT))["verdict"] == "A"
     finally:
         await runner.cleanup()
+
+
+def test_judges_have_their_own_quality_and_their_own_draws() -> None:
+    # Issue 19: a cheap judge (more noise) beside a strong one, and two judges with the same
+    # knobs that err independently (their noise is drawn from a seed of their own).
+    from judge.simulator.config import JudgeKnobs, for_model
+    from judge.simulator.judging import decide
+
+    config = SimulatorConfig(
+        seed=3,
+        noise=0.05,
+        judges={
+            "sim-cheap": JudgeKnobs(noise=0.4),
+            "sim-cheap-2": JudgeKnobs(noise=0.4),
+            "sim-strong": JudgeKnobs(noise=0.02),
+        },
+    )
+    verdicts: dict[str, list[str]] = {m: [] for m in ("sim-cheap", "sim-cheap-2", "sim-strong")}
+    for i in range(400):
+        text = (
+            f"[RESPONSE A]answer {i} ⟦quality=0.6⟧[/RESPONSE A]"
+            f"[RESPONSE B]reply {i} ⟦quality=0.45⟧[/RESPONSE B]"
+        )
+        for model, out in verdicts.items():
+            decision = decide(for_model(config, model), "openai", text, str(i).encode())
+            assert decision is not None
+            out.append(str(decision.label))
+    right = {m: sum(v == "A" for v in out) / len(out) for m, out in verdicts.items()}
+    # A leads by 0.15: N(0, 2 x 0.4^2) flips it about 40% of the time, 0.02 noise never.
+    assert right["sim-strong"] > 0.99 and 0.5 < right["sim-cheap"] < 0.75
+    differ = sum(
+        a != b for a, b in zip(verdicts["sim-cheap"], verdicts["sim-cheap-2"], strict=True)
+    )
+    assert differ > 100  # independent errors, not one judge twice
+    assert for_model(config, "unlisted") is config

@@ -6,6 +6,7 @@ server can serve a whole test module.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -24,6 +25,23 @@ class LatencyConfig(BaseModel):
     """Median latency in seconds (0 = answer immediately)."""
     sigma: float = Field(0.5, ge=0.0)
     """Log-space standard deviation of the lognormal distribution (ignored when fixed)."""
+
+
+class JudgeKnobs(BaseModel):
+    """One simulated judge's own behaviour (`SimulatorConfig.judges`, by requested model):
+    the knobs it sets replace the server's; its draws are its own, so two judges with the
+    same knobs err independently. A judge's price is its config's (`input_cost_per_mtok`...),
+    as for any judge: the frontier and the cascade read both."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
+
+    noise: float | None = Field(None, ge=0.0)
+    """Its quality: the standard deviation of the noise on each candidate's utility (more
+    noise, more verdicts against the planted quality)."""
+    position_bias: float | None = Field(None, ge=0.0, le=1.0)
+    verbosity_bias: float | None = None
+    tie_probability: float | None = Field(None, ge=0.0, le=1.0)
+    self_preference: float | None = None
 
 
 class SimulatorConfig(BaseModel):
@@ -82,6 +100,10 @@ class SimulatorConfig(BaseModel):
     wins, or gets the top score ("One Token to Fool LLM-as-a-Judge", 2025). 0: never fooled."""
     noise: float = Field(0.05, ge=0.0)
     """Standard deviation of the Gaussian noise added to each candidate's utility."""
+    judges: dict[str, JudgeKnobs] = Field(default_factory=dict)
+    """Per requested model (`sim-cheap`, `gpt-4.1-mini`, ...): knobs of its own, e.g. a cheap
+    judge with more noise beside a strong one with less. Models not listed judge with the
+    server's knobs."""
     reply_style: ReplyStyle = "json"
     """Free-text reply format: `json` ({"reasoning", "verdict"}), `mtbench` ([[A]], Rating:
     [[4]]) or `text` (Verdict: A). Structured-output requests always get JSON."""
@@ -155,3 +177,29 @@ class SimulatorConfig(BaseModel):
                 "rate_overloaded, rate_stall, rate_truncated, rate_malformed, rate_refusal"
             )
         return self
+
+
+def stable_seed(seed: int, model: str) -> int:
+    """A judge's own seed: the server's mixed with the model name (not Python's salted hash)."""
+    digest = hashlib.blake2b(f"{seed}\0{model}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
+
+
+_DERIVED: dict[tuple[int, str], tuple[SimulatorConfig, SimulatorConfig]] = {}
+
+
+def for_model(config: SimulatorConfig, model: str) -> SimulatorConfig:
+    """`config` as `model` judges: its `judges` entry's knobs and a seed of its own (made once
+    per config and model: this is on every reply's path)."""
+    knobs = config.judges.get(model)
+    if knobs is None:
+        return config
+    cached = _DERIVED.get((id(config), model))
+    if cached is not None and cached[0] is config:
+        return cached[1]
+    update = {k: v for k, v in knobs.model_dump().items() if v is not None}
+    derived = config.model_copy(update={**update, "seed": stable_seed(config.seed, model)})
+    if len(_DERIVED) > 256:
+        _DERIVED.clear()
+    _DERIVED[(id(config), model)] = (config, derived)
+    return derived

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from judge.families import family_of
-from judge.simulator.config import SimulatorConfig
+from judge.simulator.config import SimulatorConfig, for_model
 from judge.simulator.judging import (
     MALFORMED_TEXT,
     NO_CANDIDATES_TEXT,
@@ -102,7 +102,8 @@ def compose(config: SimulatorConfig, call: JudgeCall, outcome: str) -> Reply:
         text = REFUSAL_TEXT
     else:
         family = config.family or _family(call.model)
-        decision = decide(config, family, call.user_text, call.content_digest, call.system_text)
+        judging = for_model(config, call.model)
+        decision = decide(judging, family, call.user_text, call.content_digest, call.system_text)
         if decision is None:
             text = NO_CANDIDATES_TEXT
         else:

@@ -477,6 +477,11 @@ from judge.config_cli import config_app  # noqa: E402
 
 app.add_typer(config_app, name="config")
 
+# `judge panels` (judge/panels_cli.py, which imports only typer at module level).
+from judge.panels_cli import panels  # noqa: E402
+
+app.command()(panels)
+
 # `judge label ...` (judge/label_cli.py, which imports only typer at module level).
 from judge.label_cli import label_app  # noqa: E402
 

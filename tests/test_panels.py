@@ -4,12 +4,16 @@ and a planted case where three cheap independent judges out-agree one expensive 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import krippendorff
 import numpy as np
 import pandas as pd
 import pytest
 
 from calibration.panels import majority, panel_frontier
+from tests.helpers import run_cli_here
 
 
 def test_majority_by_hand() -> None:
@@ -108,3 +112,27 @@ def test_names_and_row_order_do_not_change_a_panel() -> None:
         )
     assert renamed.best == tuple(sorted(names[j] for j in base.best))
     assert base.panel(("a", "d")).cost is None  # an unknown price stays unknown
+
+
+def test_judge_panels_reads_tables_and_names_what_is_wrong(tmp_path: Path) -> None:
+    verdicts, gold = _simulated(6, {"big": 0.9, "c1": 0.85, "c2": 0.85, "c3": 0.85}, n=300)
+    verdicts.to_csv(tmp_path / "verdicts.csv", index=False)
+    reference = pd.DataFrame({"unit": list(gold), "label": list(gold.values())})
+    reference.to_json(tmp_path / "reference.jsonl", orient="records", lines=True)
+    args = ["panels", "--verdicts", str(tmp_path / "verdicts.csv")]
+    args += ["--reference", str(tmp_path / "reference.jsonl"), "--resamples", "200", "--json"]
+    costs = ["--cost", "big=10", "--cost", "c1=1", "--cost", "c2=1", "--cost", "c3=1"]
+    result = run_cli_here(*args, *costs)
+    assert result.returncode == 0, result.stderr
+    frontier = json.loads(result.stdout)
+    library = panel_frontier(
+        verdicts, gold, {"big": 10.0, "c1": 1.0, "c2": 1.0, "c3": 1.0}, resamples=200
+    )
+    assert tuple(frontier["recommended"]) == library.recommended
+    assert [p["alpha"] for p in frontier["panels"]] == [p.alpha for p in library.panels]
+    # Two reference labels for one unit: the file, the row and the field are named.
+    doubled = pd.concat([reference, reference.head(1)])
+    doubled.to_csv(tmp_path / "doubled.csv", index=False)
+    bad = run_cli_here(*args[:3], "--reference", str(tmp_path / "doubled.csv"))
+    assert bad.returncode != 0
+    assert "doubled.csv" in bad.stderr and "row 301" in bad.stderr and "unit" in bad.stderr

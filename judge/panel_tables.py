@@ -1,0 +1,85 @@
+"""Panels from tables (`judge panels`): judges' verdicts and reference labels read from JSONL,
+CSV or Parquet, checked, and handed to `calibration.panels`. The CLI is a thin edge over
+`panels_from_tables`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from calibration.panels import PanelFrontier, panel_frontier
+from judge.errors import DataError
+from judge.labels import load_table
+
+VERDICT_COLUMNS = ("unit", "judge", "label")
+REFERENCE_COLUMNS = ("unit", "label")
+
+
+def _checked(path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    table = load_table(path)
+    missing = [c for c in columns if c not in table.columns]
+    if missing:
+        raise DataError(
+            f"missing column {missing[0]!r} (needed: {', '.join(columns)}; found: "
+            f"{', '.join(map(str, table.columns)) or 'none'})",
+            path=str(path),
+            field=missing[0],
+        )
+    return table
+
+
+def panels_from_tables(
+    verdicts: Path,
+    reference: Path,
+    costs: Mapping[str, float],
+    *,
+    max_size: int = 3,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> PanelFrontier:
+    """`verdicts`: one row per judge and unit (unit, judge, label; an empty label is an
+    abstention); `reference`: one row per unit (unit, label). `costs`: per judge, per unit
+    judged (a judge not named has an unknown cost, never 0)."""
+    table = _checked(verdicts, VERDICT_COLUMNS)
+    ref = _checked(reference, REFERENCE_COLUMNS)
+    twice = ref["unit"].duplicated()
+    if twice.any():
+        row = int(twice.to_numpy().argmax())
+        raise DataError(
+            f"unit {ref['unit'].iloc[row]!r} has two reference labels; give one per unit",
+            path=str(reference),
+            row=row + 1,
+            field="unit",
+        )
+    pairs = table[["unit", "judge"]].astype(str).duplicated()
+    if pairs.any():
+        row = int(pairs.to_numpy().argmax())
+        raise DataError(
+            f"judge {table['judge'].iloc[row]!r} has two verdicts on unit "
+            f"{table['unit'].iloc[row]!r}",
+            path=str(verdicts),
+            row=row + 1,
+            field="judge",
+        )
+    labelled = ref.dropna(subset=["label"])
+    gold = dict(zip(labelled["unit"].astype(str), labelled["label"].astype(str), strict=True))
+    known = {str(j) for j in table["judge"].unique()}
+    unknown = sorted(set(costs) - known)
+    if unknown:
+        raise DataError(
+            f"--cost names {', '.join(unknown)}, which has no verdict (judges: "
+            f"{', '.join(sorted(known))})",
+            path=str(verdicts),
+            field="judge",
+        )
+    rows = table.assign(unit=table["unit"].astype(str), judge=table["judge"].astype(str))
+    return panel_frontier(
+        rows,
+        gold,
+        {j: costs.get(j) for j in known},
+        max_size=max_size,
+        resamples=resamples,
+        seed=seed,
+    )

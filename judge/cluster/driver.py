@@ -147,8 +147,9 @@ class _Driver:
                 else:
                     break
                 await self._slots.acquire()
-                share = self._share()
-                if share is not None and share < self.worst_case(shard[0]):
+                first = self.worst_case(shard[0])
+                share = self._share(first)
+                if share is not None and share < first:
                     # Not even its first request is affordable now: wait for a shard in flight
                     # to give back what it did not spend; with none in flight, the budget is
                     # spent (as a local run stops before a request it cannot pay for).
@@ -159,7 +160,10 @@ class _Driver:
                     self._requeued.appendleft(shard)
                     await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                     continue
-                task = asyncio.create_task(self._run(shard, share))
+                index = min(range(len(self.workers)), key=self._load.__getitem__)
+                self._load[index] += 1
+                self._handed += share or 0.0
+                task = asyncio.create_task(self._run(index, shard, share))
                 tasks.add(task)
                 task.add_done_callback(tasks.discard)
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -205,22 +209,22 @@ class _Driver:
         if cached:
             self.stats.append(RunStats(cached=len(rows)))
 
-    def _share(self) -> float | None:
+    def _share(self, first: float) -> float | None:
         """A new shard's part of the budget: what is neither spent by finished shards nor
         handed to shards in flight, split over the free slots (this one's included), so the
-        parts never add up to more than the budget. A shard's runner holds back each
-        request's worst case before sending it, as a local runner does: it stops when its
-        part cannot pay for the next, and what it did not send is queued again."""
+        parts never add up to more than the budget; at least its `first` request's worst case
+        where what is left covers it. A shard's runner holds back each request's worst case
+        before sending it, as a local runner does: it stops when its part cannot pay for the
+        next, and what it did not send is queued again."""
         if self.max_cost_usd is None:
             return None
         free = len(self.workers) * self.cluster.shards_per_actor - sum(self._load)
-        left = self.max_cost_usd - self._spent_done - self._handed
-        return max(0.0, left) / max(1, free)
+        left = max(0.0, self.max_cost_usd - self._spent_done - self._handed)
+        return max(left / max(1, free), min(left, first))
 
-    async def _run(self, shard: list[JudgeRequest], share: float | None) -> None:
-        index = min(range(len(self.workers)), key=self._load.__getitem__)
-        self._load[index] += 1
-        self._handed += share or 0.0
+    async def _run(self, index: int, shard: list[JudgeRequest], share: float | None) -> None:
+        """A dispatched shard (its actor's load and its budget part already counted, when it
+        was dispatched: the next dispatch may come before this task first runs)."""
         spent = [0.0]
         try:
             await self._judge(index, shard, share, spent)

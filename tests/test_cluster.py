@@ -111,13 +111,20 @@ def test_a_killed_shard_actor_loses_nothing_and_resends_at_most_what_was_in_flig
             target=lambda: done.append(run_pipeline(config, tmp_path / "run", cluster=small))
         )
         thread.start()
-        killed = 0
-        for at in (2.0, 1.5):
-            time.sleep(at)
-            pids = _shard_pids()
+        victims: list[int] = []
+        for settle in (0.5, 1.0):
+            # Once the actors are up and judging; each time an actor not killed before.
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                pids = [p for p in _shard_pids() if p not in victims]
+                if pids:
+                    break
+                time.sleep(0.05)
+            time.sleep(settle)
             if pids and thread.is_alive():
                 os.kill(pids[0], signal.SIGKILL)
-                killed += 1
+                victims.append(pids[0])
+        killed = len(victims)
         thread.join(timeout=120)
         stats = sim.stats()
     assert killed == 2

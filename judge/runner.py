@@ -75,6 +75,18 @@ class RunStats:
     errors: dict[str, int] = field(default_factory=dict)
 
 
+def cached_outcome(
+    store: RunStore | ReplyStore, request: JudgeRequest, rubric: Rubric
+) -> Outcome | None:
+    """`request` answered by the response cache (its reply parsed again: the rubric decides
+    what a reply means), or None. Free: nothing is sent."""
+    entry = store.cached_response(request.cache_key)
+    if entry is None:
+        return None
+    response = entry.to_response(request.request_id)
+    return response, parse_reply(response.text, rubric)
+
+
 def merge_stats(results: Sequence[RunStats]) -> RunStats:
     """Several runners' stats as one (worker processes, shards, a batch engine's runner)."""
     total = RunStats()
@@ -337,11 +349,10 @@ class Runner:
             )
             self.stats.cached += 1
             return cached, verdict
-        entry = self.store.cached_response(request.cache_key)
-        if entry is not None:
+        hit = cached_outcome(self.store, request, self.rubric)
+        if hit is not None:
             self.stats.cached += 1
-            response = entry.to_response(request.request_id)
-            return response, parse_reply(response.text, self.rubric)
+            return hit
         if self._over_budget(request):
             self._stop = True
             self.stats.skipped_for_budget += 1

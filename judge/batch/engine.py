@@ -39,7 +39,7 @@ from judge.pricing import price
 from judge.providers.base import ProviderCall
 from judge.rundir import RunDir
 from judge.runner import Outcome as Stored
-from judge.runner import Runner
+from judge.runner import Runner, cached_outcome
 from judge.tally import BatchProgress, Counts
 from judge.types import JudgeRequest, JudgeResponse
 
@@ -208,12 +208,11 @@ class BatchEngine:
         hits: list[Stored] = []
         rest: list[Queued] = []
         for queued in page:
-            entry = self.store.cached_response(queued.request.cache_key)
-            if entry is None:
+            hit = cached_outcome(self.store, queued.request, self.runner.rubric)
+            if hit is None:
                 rest.append(queued)
-                continue
-            response = entry.to_response(queued.request.request_id)
-            hits.append((response, self.runner.parse(response.text)))
+            else:
+                hits.append(hit)
         if hits:
             self.runner.stats.cached += len(hits)
             self._record(hits)

@@ -28,9 +28,8 @@ from judge.cluster.shard import ShardWorker
 from judge.config import RunConfig
 from judge.errors import JudgeError
 from judge.estimate import worst_case_cost
-from judge.parsing import parse_reply
 from judge.rubrics import Rubric, load_rubric
-from judge.runner import Outcome, RunStats, judge_specs, merge_stats
+from judge.runner import Outcome, RunStats, cached_outcome, judge_specs, merge_stats
 from judge.store import RunStore
 from judge.tally import Counts
 from judge.types import JudgeRequest
@@ -186,10 +185,9 @@ class _Driver:
             after = rows[-1][0]
             hits: list[Outcome] = []
             for _, request in rows:
-                entry = self.store.cached_response(request.cache_key)
-                if entry is not None:
-                    response = entry.to_response(request.request_id)
-                    hits.append((response, parse_reply(response.text, self.rubric)))
+                hit = cached_outcome(self.store, request, self.rubric)
+                if hit is not None:
+                    hits.append(hit)
                     continue
                 if len(shard) >= (self.cluster.shard_requests or 1) and (
                     shard[-1].item_id != request.item_id

@@ -36,6 +36,10 @@ class Level:
     cost: float | None = None
     """Per item it is asked about (every item that reaches it)."""
 
+    def rows(self, idx: np.ndarray) -> Level:
+        """The same judge on the items `idx` (a calibration or a test split)."""
+        return Level(self.judge, self.confidence[idx], self.label[idx], self.cost)
+
 
 @dataclass(frozen=True)
 class Threshold:

@@ -174,7 +174,8 @@ def run(
         str | None,
         typer.Option(
             help="With --executor ray: auto (this machine's cluster), ray://HOST:10001, or "
-            "none to start a cluster here for the run."
+            "none: Ray's default (a `ray start` cluster on this machine, else one started for "
+            "the run)."
         ),
     ] = None,
 ) -> None:

@@ -64,10 +64,6 @@ def units() -> pd.DataFrame:
     return pd.concat([majority, verdict, consistent], axis=1, join="inner").reset_index()
 
 
-def _rows(idx: np.ndarray, *levels: Level) -> list[Level]:
-    return [Level(x.judge, x.confidence[idx], x.label[idx], x.cost) for x in levels]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", type=float, default=0.75)
@@ -96,14 +92,10 @@ def main() -> None:
     for _ in range(args.splits):
         order = rng.permutation(n)
         cal, test = order[: n // 2], order[n // 2 :]
-        levels_cal = [
-            Level(x.judge, x.confidence[cal], x.label[cal], x.cost) for x in (cheap, gpt4)
-        ]
-        levels_test = [
-            Level(x.judge, x.confidence[test], x.label[test], x.cost) for x in (cheap, gpt4)
-        ]
-        cascade = calibrate(levels_cal, truth[cal], target=args.target, delta=args.delta)
-        out = apply(cascade, levels_test)
+        levels = (cheap, gpt4)
+        calibrated = [x.rows(cal) for x in levels]
+        cascade = calibrate(calibrated, truth[cal], target=args.target, delta=args.delta)
+        out = apply(cascade, [x.rows(test) for x in levels])
         decided = out.decided_by < 2
         share = (out.label[decided] == truth[test][decided]).mean() if decided.any() else 1.0
         met += share >= args.target

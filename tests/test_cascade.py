@@ -49,8 +49,8 @@ def test_the_guarantee_holds_over_random_splits() -> None:
     for _ in range(splits):
         order = rng.permutation(len(truth))
         cal, test = order[:600], order[600:]
-        cascade = calibrate([_rows(v, cal) for v in levels], truth[cal], target=target, delta=delta)
-        out = apply(cascade, [_rows(v, test) for v in levels])
+        cascade = calibrate([v.rows(cal) for v in levels], truth[cal], target=target, delta=delta)
+        out = apply(cascade, [v.rows(test) for v in levels])
         decided = out.decided_by < len(levels)
         if decided.any():
             agreement = (out.label[decided].astype(int) == truth[test][decided]).mean()
@@ -64,7 +64,3 @@ def test_the_guarantee_holds_over_random_splits() -> None:
     # item against the strong judge's 10 on every item).
     assert np.mean(coverage) > 0.4
     assert np.mean(cost) < 8.5
-
-
-def _rows(level: Level, idx: np.ndarray) -> Level:
-    return Level(level.judge, level.confidence[idx], level.label[idx], level.cost)

@@ -42,7 +42,7 @@ _RESTART_WAIT_S = 0.5
 @contextlib.contextmanager
 def connected(cluster: RayCluster) -> Iterator[None]:
     """Ray, connected for the run: an existing connection in this process is used as it is;
-    otherwise `cluster.address` is joined (None: a cluster on this machine, stopped after)."""
+    otherwise `cluster.address` is joined (`RayCluster.address`), and left after the run."""
     if ray.is_initialized():
         yield
         return

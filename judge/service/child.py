@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--cache", type=Path, required=True)
     parser.add_argument("--parent-pid", type=int, required=True)
-    parser.add_argument("--executor", choices=[e.value for e in Executor], default="local")
+    parser.add_argument("--executor", type=Executor, choices=list(Executor), default=Executor.local)
     parser.add_argument("--ray-address", default=None)
     args = parser.parse_args(argv)
     # Everything this process prints goes to worker.log: tracebacks quote paths, URLs and
@@ -104,7 +104,10 @@ class RedactingStream(io.TextIOBase):
 
 
 def _work(
-    paths: RunPaths, cache: Path, executor: str = "local", ray_address: str | None = None
+    paths: RunPaths,
+    cache: Path,
+    executor: Executor = Executor.local,
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     from judge.config import load_config
     from judge.run import run_pipeline
@@ -146,11 +149,11 @@ def _work(
     return _with_labels(paths, note, started)
 
 
-def _cluster_for(config: Any, executor: str, ray_address: str | None) -> Any:
+def _cluster_for(config: Any, executor: Executor, ray_address: str | None) -> Any:
     """The Ray cluster to judge the run on (`judge serve --executor ray`), or None: judged in
     this process, as with the local executor, or when Ray cannot judge this config (the
     worker log says why). Ray is imported only here, and only for the ray executor."""
-    if executor != "ray":
+    if executor != Executor.ray:
         return None
     from judge.cluster import RayCluster, cluster_refusal
 

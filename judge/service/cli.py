@@ -154,7 +154,8 @@ def serve(
         typer.Option(
             "--ray-address",
             help="With --executor ray: auto (the cluster this machine joined with `ray start "
-            "--head`), ray://HOST:10001, or unset to start a local cluster per run.",
+            "--head`), ray://HOST:10001, or unset: Ray's default (a `ray start` cluster on this "
+            "machine, else one started for each run).",
         ),
     ] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "info",
@@ -200,7 +201,7 @@ def serve(
         max_resamples=max_resamples,
         max_wait_s=max_wait_s,
         max_attempts=max_attempts,
-        executor="ray" if executor is Executor.ray else "local",
+        executor=executor,
         ray_address=ray_address,
     )
     logging.basicConfig(level=log_level.upper(), format="%(levelname)s: %(name)s: %(message)s")
@@ -232,7 +233,7 @@ def _need_service_extra(command: str) -> None:
 
 
 def _describe_executor(settings: ServiceSettings) -> str:
-    if settings.executor == "local":
+    if settings.executor == Executor.local:
         return "judged in local worker processes"
     where = settings.ray_address or "a local Ray cluster per run"
     return f"judged on Ray ({where})"

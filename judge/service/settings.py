@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
+from judge.cluster import Executor
 from judge.limits import RenderLimits
 
 DEFAULT_DATA_DIR = Path("judge-service")
@@ -50,14 +50,15 @@ class ServiceSettings:
     """Runs of one token executing at once; its others stay queued, and queued runs of other
     tokens start before them, so one token cannot hold every worker slot while another's run
     waits. None: `max_running - 1` (at least 1)."""
-    executor: Literal["local", "ray"] = "local"
+    executor: Executor = Executor.local
     """Where a run's worker process judges it: `local`, in itself; `ray`, in shards over a Ray
     cluster (`judge.cluster`; needs the `ray` extra). A run Ray cannot judge (recorded or
     batch-mode judges) is judged locally, and its worker log says why."""
     ray_address: str | None = None
     """With `executor="ray"`: `auto` (the cluster this machine joined with `ray start`),
-    `ray://HOST:10001`, or None: each worker starts a Ray cluster on this machine for its run
-    and stops it after."""
+    `ray://HOST:10001`, or None: Ray's default for each run's worker (`RayCluster.address`: a
+    cluster `ray start` left on this machine, else one started for the run and stopped
+    after)."""
     max_upload_mb: float = 100.0
     """Largest request body accepted (all uploaded files together)."""
     max_expanded_mb: float | None = None

@@ -32,6 +32,7 @@ from typing import IO
 
 from sqlalchemy import Engine, func, select, update
 
+from judge.cluster import Executor
 from judge.service.child import CHILD_MODULE
 from judge.service.db import runs, utc_now
 from judge.service.layout import cache_path, run_paths
@@ -177,8 +178,8 @@ class Scheduler:
             "--parent-pid",
             str(os.getpid()),
         ]
-        if self._settings.executor == "ray":
-            command += ["--executor", "ray"]
+        if self._settings.executor == Executor.ray:
+            command += ["--executor", Executor.ray.value]
             if self._settings.ray_address:
                 command += ["--ray-address", self._settings.ray_address]
         log = paths.log.open("ab")

@@ -36,7 +36,13 @@ from calibration.compare_input import (
     per_item,
     scores_rows,
 )
-from calibration.gates import GateResult, GateStatistic, evaluate_gate, parse_gate
+from calibration.gates import (
+    GateResult,
+    GateStatistic,
+    StatisticCache,
+    gate_results,
+    parse_gate,
+)
 from calibration.jsonable import jsonable
 from calibration.pairs import (
     PairComparison,
@@ -49,6 +55,7 @@ from calibration.pairs import (
 from calibration.ranking import BradleyTerryResult, bradley_terry, pairwise_win_rates
 from calibration.ranks import family_ranks
 from calibration.resampling import Method
+from calibration.style_control import StyleControl, StyleControlError, style_controlled
 
 Kind = Literal["scores", "pairwise"]
 # One system before it is ranked: name, items, estimate, interval.
@@ -89,6 +96,8 @@ class ComparisonReport:
     bradley_terry: BradleyTerryResult | None
     gates: tuple[GateResult, ...]
     notes: tuple[str, ...]  # everything left out or changed on the way, in words
+    controlled: StyleControl | None = None
+    """Pairwise with `controls`: the length- (and style-) controlled win rates."""
 
     @property
     def gates_passed(self) -> bool:
@@ -118,41 +127,8 @@ class ComparisonReport:
             "gates": [g.to_dict() for g in self.gates],
             "gates_passed": self.gates_passed,
             "notes": list(self.notes),
+            "controlled": None if self.controlled is None else self.controlled.to_dict(),
         }
-
-
-# --------------------------------------------------------------------------- gates context
-
-
-class _Context:
-    """Statistics for gates, computed on demand with the report's seed and cached."""
-
-    def __init__(self, systems: Sequence[str], compute: Any, score: Any) -> None:
-        self.systems = list(systems)
-        self.compute = compute  # (name, a, b) -> GateStatistic
-        self.score = score  # system -> GateStatistic, or None for pairwise tables
-        self.cache: dict[tuple[str, tuple[str, ...]], GateStatistic] = {}
-
-    def statistic(self, name: str, systems: tuple[str, ...]) -> GateStatistic:
-        for s in systems:
-            if s not in self.systems:
-                raise KeyError(f"unknown system {s!r}; systems: {', '.join(self.systems)}")
-        key = (name, systems)
-        if key not in self.cache:
-            if name == "score":
-                if self.score is None:
-                    raise ValueError("score() needs a scores table; use winrate(a, b)")
-                self.cache[key] = self.score(systems[0])
-            else:
-                if systems[0] == systems[1]:
-                    raise ValueError("compare two different systems")
-                self.cache[key] = self.compute(name, *systems)
-        return self.cache[key]
-
-
-def _gate_results(gates: Sequence[str], context: _Context) -> tuple[GateResult, ...]:
-    parsed = [parse_gate(g) for g in gates]  # all syntax errors before any statistic
-    return tuple(evaluate_gate(g, context) for g in parsed)
 
 
 # --------------------------------------------------------------------------- the two kinds
@@ -420,6 +396,7 @@ def compare_table(
     gates: Sequence[str] = (),
     ci: float = 0.95,
     method: Method = "percentile",
+    controls: Sequence[str] = (),
 ) -> ComparisonReport:
     """Compare systems from a per-item scores table or a pairwise judgments table.
 
@@ -427,6 +404,9 @@ def compare_table(
     `by`, the overall intervals resample within strata and each stratum is also reported on
     its own. Gate syntax errors raise GateSyntaxError, gates naming unknown systems GateError,
     tables that do not fit ComparisonInputError (all ValueError); a failing gate is a result.
+    `controls` (pairwise only): `length` and/or `markdown`, the win rates controlled for them
+    (`calibration.style_control`, against `baseline` or the field; the table carries the
+    style columns it names), on the same resamples and seed.
     Both kinds go through the same steps; `_Scores` and `_Pairwise` say how each reads a pair,
     the ranking and the win rates from its table.
     """
@@ -438,6 +418,11 @@ def compare_table(
         parse_gate(g)  # fail on syntax before the (possibly long) bootstrap
     if kind not in _KINDS:
         raise ComparisonInputError(f"kind must be 'scores' or 'pairwise', got {kind!r}")
+    if controls and kind != "pairwise":
+        raise ComparisonInputError(
+            "length and style control needs pairwise judgments (a score has no opponent's "
+            "length to control for)"
+        )
     rows = _KINDS[kind](
         table, by, {"seed": seed, "resamples": resamples, "ci": ci, "method": method}
     )
@@ -489,7 +474,18 @@ def compare_table(
         m = by_system[s]
         return GateStatistic(m.estimate, m.ci_low, m.ci_high, None, ci)
 
-    context = _Context(systems, compute, score if kind == "scores" else None)
+    context = StatisticCache(systems, compute, score if kind == "scores" else None)
+    controlled = None
+    if controls:
+        try:
+            judged = rows.df  # type: ignore[attr-defined]  # pairwise: score_a from winner
+            if "cluster" in judged.columns:  # resampled in the units the differences use
+                judged = judged.assign(item_id=judged["cluster"])
+            controlled = style_controlled(
+                judged, controls, baseline=baseline, resamples=resamples, seed=seed, level=ci
+            )
+        except StyleControlError as exc:
+            raise ComparisonInputError(str(exc)) from None
     return ComparisonReport(
         kind=kind,
         systems=tuple(systems),
@@ -506,6 +502,7 @@ def compare_table(
         by_stratum=tuple(by_stratum),
         win_rates=rows.win_rates(),
         bradley_terry=bt,
-        gates=_gate_results(gates, context),
+        gates=gate_results(gates, context),
         notes=tuple(notes),
+        controlled=controlled,
     )

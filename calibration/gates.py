@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -442,3 +442,40 @@ def evaluate_gate(gate: Gate | str, context: GateContext) -> GateResult:
     low, high = (None, None) if left is None or left.interval is None else left.interval
     value = None if left is None else left.value
     return GateResult(g.expression, ok, value, "; ".join(texts), low, high)
+
+
+class StatisticCache:
+    """A `GateContext`: statistics for gates, computed on demand (`compute(name, a, b)`;
+    `score(system)`, None for pairwise tables) with the report's seed, and cached."""
+
+    def __init__(
+        self,
+        systems: Sequence[str],
+        compute: Callable[..., GateStatistic],
+        score: Callable[[str], GateStatistic] | None,
+    ) -> None:
+        self.systems = list(systems)
+        self.compute = compute  # (name, a, b) -> GateStatistic
+        self.score = score  # system -> GateStatistic, or None for pairwise tables
+        self.cache: dict[tuple[str, tuple[str, ...]], GateStatistic] = {}
+
+    def statistic(self, name: str, systems: tuple[str, ...]) -> GateStatistic:
+        for s in systems:
+            if s not in self.systems:
+                raise KeyError(f"unknown system {s!r}; systems: {', '.join(self.systems)}")
+        key = (name, systems)
+        if key not in self.cache:
+            if name == "score":
+                if self.score is None:
+                    raise ValueError("score() needs a scores table; use winrate(a, b)")
+                self.cache[key] = self.score(systems[0])
+            else:
+                if systems[0] == systems[1]:
+                    raise ValueError("compare two different systems")
+                self.cache[key] = self.compute(name, *systems)
+        return self.cache[key]
+
+
+def gate_results(gates: Sequence[str], context: GateContext) -> tuple[GateResult, ...]:
+    parsed = [parse_gate(g) for g in gates]  # all syntax errors before any statistic
+    return tuple(evaluate_gate(g, context) for g in parsed)

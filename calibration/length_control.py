@@ -82,40 +82,57 @@ def _length_feature(delta: np.ndarray) -> np.ndarray:
 
 
 def item_difficulty(
-    systems: Sequence[str], items: Sequence[int], preference: np.ndarray, delta: np.ndarray
+    systems: Sequence[str],
+    items: Sequence[int],
+    preference: np.ndarray,
+    delta: np.ndarray,
+    *,
+    shrink: float = 0.0,
+    features: np.ndarray | None = None,
 ) -> dict[int, float]:
     """gamma_x: each item's effect on every system's log-odds of beating the baseline,
     estimated jointly with a per-system intercept and length slope; centred at 0. Items are
-    hashable ids; rows with a missing preference are left out."""
+    hashable ids; rows with a missing preference are left out. `shrink`: an L2 penalty on
+    gamma (a normal prior of variance 1 / shrink), so an item judged against few systems is
+    pulled towards 0 rather than to +-infinity; 0 is AlpacaEval's unpenalised fit.
+    `features`: more covariates (rows x k, e.g. style), each with a slope per system, so the
+    difficulties do not absorb them."""
     sys_arr, item_arr = np.asarray(systems), np.asarray(items)
     keep = ~np.isnan(preference)
     sys_arr, item_arr, p, d = sys_arr[keep], item_arr[keep], preference[keep], delta[keep]
     sys_names, s_idx = np.unique(sys_arr, return_inverse=True)
     item_ids, i_idx = np.unique(item_arr, return_inverse=True)
-    feature = np.empty_like(d, dtype=float)
+    length = np.empty_like(d, dtype=float)
     for s in range(len(sys_names)):
         mask = s_idx == s
-        feature[mask] = _length_feature(d[mask])
-    n_s, n_i = len(sys_names), len(item_ids)
+        length[mask] = _length_feature(d[mask])
+    extra = np.empty((len(p), 0)) if features is None else np.asarray(features, float)[keep]
+    covariates = np.column_stack([length, extra])
+    n_s, n_i, n_k = len(sys_names), len(item_ids), covariates.shape[1]
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
-        theta, phi, gamma = w[:n_s], w[n_s : 2 * n_s], w[2 * n_s :]
-        z = theta[s_idx] + phi[s_idx] * feature + gamma[i_idx]
+        theta, gamma = w[:n_s], w[n_s * (1 + n_k) :]
+        slopes = w[n_s : n_s * (1 + n_k)].reshape(n_k, n_s)
+        z = theta[s_idx] + (slopes[:, s_idx].T * covariates).sum(axis=1) + gamma[i_idx]
         r = expit(z) - p
         value = -(p * log_expit(z) + (1 - p) * log_expit(-z)).sum()
         # Centring gamma (its mean is not identified beside the intercepts), by a penalty.
-        value += 0.5 * len(p) * gamma.mean() ** 2 + 0.5 * _RIDGE * (phi @ phi)
+        value += 0.5 * len(p) * gamma.mean() ** 2 + 0.5 * _RIDGE * (slopes * slopes).sum()
+        value += 0.5 * shrink * (gamma @ gamma)
+        slope_grad = [
+            np.bincount(s_idx, r * covariates[:, k], n_s) + _RIDGE * slopes[k] for k in range(n_k)
+        ]
         grad = np.concatenate(
             [
                 np.bincount(s_idx, r, n_s),
-                np.bincount(s_idx, r * feature, n_s) + _RIDGE * phi,
-                np.bincount(i_idx, r, n_i) + len(p) * gamma.mean() / n_i,
+                *slope_grad,
+                np.bincount(i_idx, r, n_i) + len(p) * gamma.mean() / n_i + shrink * gamma,
             ]
         )
         return float(value), grad
 
-    result = minimize(loss, np.zeros(2 * n_s + n_i), jac=True, method="L-BFGS-B")
-    gamma = result.x[2 * n_s :]
+    result = minimize(loss, np.zeros(n_s * (1 + n_k) + n_i), jac=True, method="L-BFGS-B")
+    gamma = result.x[n_s * (1 + n_k) :]
     gamma = gamma - gamma.mean()
     return {
         item.item() if hasattr(item, "item") else item: float(g)

@@ -195,6 +195,12 @@ def label_error(exc: LabelError, *, judge: Path | None, human: Path | None) -> D
     )
 
 
+def split_controls(text: str | None) -> list[str] | None:
+    """`--control length,markdown` (the CLI, the service's `control` parameter) as a list;
+    None when not given."""
+    return None if text is None else [c.strip() for c in text.split(",") if c.strip()]
+
+
 def compare_source(
     source: Path,
     *,
@@ -204,13 +210,15 @@ def compare_source(
     resamples: int | None = None,
     seed: int | None = None,
     gates: Sequence[str] = (),
+    controls: Sequence[str] | None = None,
 ) -> ComparisonReport:
     """`judge compare SOURCE`: a finished run dir (one judge's rows, items' strata joined) or
     a table, compared with the paired bootstrap. Input problems raise `ConfigError` or
     `DataError` with the fix in the message (the CLI and the service both show them).
 
-    `resamples`, `seed` and (for a run dir) `by` default to the run's `compare` settings, so
-    the numbers are the report's; for a table, to `CompareConfig`'s defaults."""
+    `resamples`, `seed` and (for a run dir) `by` and `controls` (`length`, `markdown`) default
+    to the run's `compare` settings, so the numbers are the report's; for a table, to
+    `CompareConfig`'s defaults."""
     from judge.config import CompareConfig
     from judge.rundir import RunDir
 
@@ -219,12 +227,20 @@ def compare_source(
         by = settings.strata[0]
     resamples = settings.resamples if resamples is None else resamples
     seed = settings.seed if seed is None else seed
+    controls = settings.control if controls is None else controls
+    if controls:
+        from calibration.style_control import StyleControlError, check_controls
+
+        try:
+            controls = check_controls(controls)
+        except StyleControlError as exc:
+            raise ConfigError(str(exc)) from None
     from calibration.compare import compare_table
     from calibration.compare_input import ComparisonInputError
     from calibration.gates import GateError, GateSyntaxError
     from judge.labels import load_comparison_table
 
-    table, item_columns = load_comparison_table(source, judge_name)
+    table, item_columns = load_comparison_table(source, judge_name, styles=bool(controls))
     kind = "pairwise" if "system_a" in table.columns else "scores"
     if by is not None and by not in table.columns and by not in item_columns:
         raise ConfigError(f"by {by!r}: no such column; columns: {', '.join(table.columns)}")
@@ -237,6 +253,7 @@ def compare_source(
             resamples=resamples,
             seed=seed,
             gates=gates,
+            controls=controls,
         )
     except (ComparisonInputError, GateSyntaxError, GateError) as exc:
         raise DataError(str(exc)) from None

@@ -243,6 +243,9 @@ class CompareConfig(_Strict):
     gates: list[str] = Field(default_factory=list)
     """Checks the run must pass (exit 1 otherwise), e.g. `ci_low(diff(new, old)) >= -0.02`:
     `diff`, `winrate`, `score`, `ci_low`, `ci_high`, `p_value`, comparisons, `and`/`or`/`not`."""
+    control: list[Literal["length", "markdown"]] = Field(default_factory=list)
+    """Pairwise runs: also each system's win rate controlled for response length (AlpacaEval
+    2's GLM) and markdown (headers, lists, bold, as Arena-Hard), beside the raw one."""
 
     _non_negative_seed = field_validator("seed")(_numpy_seed)
 

@@ -346,10 +346,34 @@ def print_comparison(report: dict) -> None:
             f"{pvalue(floors[0]['p_floor'])}; Holm's adjustment of it (and any raised to match "
             "it) is an upper bound"
         )
+    if report.get("controlled"):
+        _print_controlled(report["controlled"])
     for note in report.get("notes", []):
         _console.print(f"note: {note}")
     for gate in report["gates"]:
         _console.print(f"gate {'passed' if gate['passed'] else 'FAILED'}: {gate['reason']}")
+
+
+def _print_controlled(controlled: dict) -> None:
+    against = controlled["baseline"] or "the field"
+    table = Table(
+        title=f"Win rates against {against} controlled for {' and '.join(controlled['controls'])}"
+        f" ({controlled['level']:.0%} intervals, resampling items)"
+    )
+    slopes = [c for c in ("length", "headers", "lists", "bold") if any(
+        c in r["coefficients"] for r in controlled["systems"])]  # fmt: skip
+    for column in ("system", "win rate", "controlled", "shift", *(f"{c} slope" for c in slopes)):
+        table.add_column(column, justify="left" if column == "system" else "right")
+    for r in controlled["systems"]:
+        table.add_row(
+            r["system"],
+            f"{r['win_rate']:.3f} {_interval(r['win_low'], r['win_high'], '.3f')}",
+            f"{r['controlled']:.3f} {_interval(r['ci_low'], r['ci_high'], '.3f')}",
+            f"{r['shift']:+.3f} {_interval(r['shift_low'], r['shift_high'], '+.3f')}",
+            *(f"{r['coefficients'][c]:+.2f}" if c in r["coefficients"] else "n/a" for c in slopes),
+        )
+    _console.print(table)
+    _console.print(f"model: {controlled['formula']}")
 
 
 def _interval(low: float | None, high: float | None, spec: str) -> str:

@@ -120,19 +120,36 @@ def mt_bench_tables() -> tuple[pd.DataFrame, pd.DataFrame]:
     )
 
 
-def load_comparison_table(path: Path, judge: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+def load_comparison_table(
+    path: Path, judge: str | None = None, *, styles: bool = False
+) -> tuple[pd.DataFrame, list[str]]:
     """A comparison input: a table as given, or a run dir's judgments (one judge) joined with
-    the items' strata so `--by category` works. Returns the table and the strata columns."""
+    the items' strata so `--by category` works. Returns the table and the strata columns.
+    `styles`: pairwise rows also carry their responses' lengths and markdown counts
+    (`judge.response_style`; a table given with output_a / output_b texts is measured)."""
+    from judge.response_style import COLUMNS, with_styles
+
     if not path.is_dir():
-        return load_table(path), []
-    rows, columns = run_judgments(RunDir(path), judge)
+        table = load_table(path)
+        return (with_styles(table) if styles else table), []
+    rundir = RunDir(path)
+    rows, columns = run_judgments(rundir, judge)
     if "score_a" in rows:
         rows = rows[rows["score_a"].notna()]
         keep = ["item_id", "system_a", "system_b", "score_a"]
+        if styles:
+            rows, keep = with_pair_styles(rundir, rows), keep + COLUMNS
     else:  # absolute runs: one score per response
         rows = rows[rows["score"].notna()]
         keep = ["item_id", "system", "score"]
     return rows[keep + columns].reset_index(drop=True), columns
+
+
+def with_pair_styles(rundir: RunDir, rows: pd.DataFrame) -> pd.DataFrame:
+    """A run's pairwise judgment rows with their two responses' styles (slot A is system_a)."""
+    from judge.response_style import pair_styles
+
+    return rows.merge(pair_styles(rundir), on="pair_id", how="left", validate="many_to_one")
 
 
 def judgment_table(rundir: RunDir) -> pd.DataFrame:

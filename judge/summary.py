@@ -17,6 +17,7 @@ from pydantic import Field
 from judge.config import AggregateConfig, JudgeSpec, PairsConfig
 from judge.summary_audit import Audit
 from judge.summary_canary import Canaries, CanarySetup
+from judge.summary_control import Controlled
 from judge.summary_cost import RunCosts
 from judge.summary_decision import Answer as Answer
 from judge.summary_decision import DataOverview, Decision
@@ -255,6 +256,8 @@ class Comparison(SummaryModel):
     gates: list[GateOutcome]
     gates_passed: bool
     notes: list[str]
+    controlled: Controlled | None = None
+    """`compare.control` (pairwise runs): win rates controlled for length and markdown."""
 
 
 def mean_win_rates(comparison: Comparison) -> dict[str, float]:

@@ -19,6 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from calibration.length_control import item_difficulty, length_controlled  # noqa: E402
+from calibration.style_control import style_controlled  # noqa: E402
 
 DATA = REPO / "data" / "alpaca_eval"
 
@@ -57,6 +58,30 @@ def main() -> None:
     inside = ((table["low"] <= table["published"]) & (table["published"] <= table["high"])).mean()
     print(f"  published value inside our 95% interval: {inside:.0%} of systems")
     print(f"  judge's length slope phi: median {table['phi'].median():.2f} logits")
+    # What `judge compare --control length --baseline gpt4_1106_preview` computes on the same
+    # preferences (calibration.style_control: the difficulties shrunk by a prior, the bootstrap
+    # by Newton's method).
+    judged = pd.DataFrame(
+        {
+            "item_id": prefs["instruction_idx"],
+            "system_a": prefs["model"],
+            "system_b": "gpt4_1106_preview",
+            "score_a": prefs["preference"] - 1,
+            "length_a": prefs["len_output_2"],
+            "length_b": prefs["len_output_1"],
+        }
+    )
+    judged = judged[judged["system_a"] != "gpt4_1106_preview"]
+    compared = style_controlled(
+        judged, ["length"], baseline="gpt4_1106_preview", resamples=args.resamples
+    )
+    plain = pd.Series({r.system: 100 * r.controlled for r in compared.systems})
+    both = table.set_index("system").join(plain.rename("plain"), how="inner")
+    rho = spearmanr(both["plain"], both["published"]).statistic
+    tau = kendalltau(both["plain"], both["published"]).statistic
+    mad = np.abs(both["plain"] - both["published"]).mean()
+    print(f"  {'judge compare --control':<26} Spearman {rho:.3f}, Kendall {tau:.3f}, mean |diff| "
+          f"{mad:.2f} points (--baseline gpt4_1106_preview)")  # fmt: skip
     print("  furthest from the published value:")
     for _, r in table.reindex(table["off"].abs().sort_values(ascending=False).index)[:5].iterrows():
         print(f"    {r['system']:<36} ours {r['lc']:5.1f} [{r['low']:.1f}, {r['high']:.1f}], "

@@ -57,6 +57,11 @@ def pct0(x: float | None) -> str:
     return "n/a" if x is None else _noted(x, f"{100 * x:.0f}%")
 
 
+def points(x: float | None) -> str:
+    """A signed difference of two rates, in percentage points."""
+    return "n/a" if x is None else _noted(x, f"{100 * x:+.1f} pts")
+
+
 def level(x: float) -> str:
     """A confidence level: 0.95 -> 95%."""
     return _noted(x, f"{100 * x:g}%")

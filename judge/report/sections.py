@@ -12,6 +12,7 @@ from judge import plots
 from judge.report.audit_section import audit_section, family_cell
 from judge.report.blocks import Block, Bullets, Details, Figure, Heading, Para, Table
 from judge.report.canary_section import canary_section
+from judge.report.control_section import control_section
 from judge.report.decision import decision_section
 from judge.report.format import (
     count,
@@ -228,6 +229,7 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
         blocks.append(Para(f"Bradley-Terry intervals: not estimable ({bt.not_estimable})."))
     if comparison.notes:
         blocks.append(Bullets([f"Note: {n}" for n in comparison.notes]))
+    blocks += control_section(comparison.controlled)
     order = [r.system for r in comparison.ranking] or list(comparison.systems)
     unit = (
         "net win rate of the first over the second: (wins - losses) / items"

@@ -21,7 +21,14 @@ import pandas as pd
 
 from judge.config import RunConfig
 from judge.errors import DataError
-from judge.labels import judgment_table, load_labels, load_table, run_judgments, run_labels
+from judge.labels import (
+    judgment_table,
+    load_labels,
+    load_table,
+    run_judgments,
+    run_labels,
+    with_pair_styles,
+)
 from judge.run.answer import answer, trust_reason
 from judge.run.audit import audit_section
 from judge.run.canaries import canary_section
@@ -66,10 +73,14 @@ def analyse_run(
     rows, strata = run_judgments(rundir, table=table)
     judge = str(rows["judge"].iloc[0]) if len(rows) else None
     pairwise = "score_a" in rows.columns
+    if config.compare.control and pairwise:
+        rows = with_pair_styles(rundir, rows)
     by = _stratum(config.compare.strata, strata)
     try:
         comparison = _winner_first(
-            RunComparison.model_validate({"judge": judge, **_compare(rows, config, by, pairwise)})
+            RunComparison.model_validate(
+                {"judge": judge, **_compare(rows, config, by, pairwise, config.compare.control)}
+            )
         )
         # Read once: the calibration and the literature check use the same human labels.
         labels = None if human_path is None else load_labels(human_path)
@@ -138,12 +149,22 @@ def _stratum(wanted: list[str], available: list[str]) -> str | None:
     return wanted[0] if wanted else None
 
 
-def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bool) -> dict:
+def _compare(
+    rows: pd.DataFrame,
+    config: RunConfig,
+    by: str | None,
+    pairwise: bool,
+    controls: list[str] | None = None,
+) -> dict:
+    """The comparison section; `controls` (pairwise: the rows carry their styles) adds the
+    length- and style-controlled win rates."""
     from calibration.compare import compare_table
+    from judge.response_style import COLUMNS
 
+    controls = controls if pairwise else None
     if pairwise:
         table = rows[rows["score_a"].notna()]
-        keep = ["item_id", "system_a", "system_b", "score_a"]
+        keep = ["item_id", "system_a", "system_b", "score_a", *(COLUMNS if controls else [])]
     else:
         table = rows[rows["score"].notna()]
         keep = ["item_id", "system", "score"]
@@ -157,6 +178,7 @@ def _compare(rows: pd.DataFrame, config: RunConfig, by: str | None, pairwise: bo
         seed=config.compare.seed,
         gates=config.compare.gates,
         ci=_CONFIDENCE,
+        controls=controls or (),
     )
     return report.to_dict()
 

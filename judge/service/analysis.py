@@ -57,8 +57,9 @@ def comparison_of(
     resamples: int | None = None,
     seed: int | None = None,
     gates: Sequence[str] = (),
+    control: str | None = None,
 ) -> dict[str, Any]:
-    from judge.analysis import compare_source
+    from judge.analysis import compare_source, split_controls
 
     report = compare_source(
         run_dir,
@@ -68,6 +69,7 @@ def comparison_of(
         resamples=resamples,
         seed=seed,
         gates=gates,
+        controls=split_controls(control),
     )
     # As the CLI prints it (`default=str` for the few non-JSON values).
     return finite(json.loads(json.dumps(report.to_dict(), default=str)))

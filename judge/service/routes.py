@@ -290,16 +290,18 @@ def comparison(
     resamples: Annotated[int | None, Query(ge=100, le=100_000)] = None,
     seed: Annotated[int | None, Query(ge=0, le=2**32 - 1)] = None,
     gate: Annotated[list[str] | None, Query(max_length=20)] = None,
+    control: _Filter = None,
 ) -> dict[str, Any]:
     """Paired-bootstrap comparison of the systems (differences with intervals, Holm-adjusted
-    p-values, ranking, gates).
+    p-values, ranking, gates; with `control=length,markdown`, win rates controlled for
+    response style).
 
     Without parameters: the `comparison` section of `summary.json`, as in the report. With any
-    of baseline, by, judge, resamples, seed, gate: computed now, as `judge compare RUN_DIR
-    --json` prints it with those options."""
+    of baseline, by, judge, resamples, seed, gate, control: computed now, as `judge compare
+    RUN_DIR --json` prints it with those options."""
     _within_resamples(request, resamples)
     results.require_finished(run.paths, run.row.status)
-    options = (baseline, by, judge, resamples, seed, gate)
+    options = (baseline, by, judge, resamples, seed, gate, control)
     if all(o is None for o in options):
         section = results.summary_section(run.paths, "comparison", required=False)
         if section is not None:
@@ -313,9 +315,17 @@ def comparison(
             resamples=resamples,
             seed=seed,
             gates=gate or (),
+            control=control,
         ),
         run.paths,
-        {"baseline": baseline, "by": by, "judge": judge, "gate": gate, "seed": seed},
+        {
+            "baseline": baseline,
+            "by": by,
+            "judge": judge,
+            "gate": gate,
+            "seed": seed,
+            "control": control,
+        },
     )
 
 

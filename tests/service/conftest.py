@@ -384,7 +384,15 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         assert done.returncode == 0, done.stderr
         answered = sim.stats()["answered"]
     compared = run_cli_here(
-        "compare", str(run_dir), "--json", "--resamples", "500", "--baseline", SYSTEMS[0]
+        "compare",
+        str(run_dir),
+        "--json",
+        "--resamples",
+        "500",
+        "--baseline",
+        SYSTEMS[0],
+        "--control",
+        "length",
     )
     calibrated = run_cli_here(
         "calibrate",

@@ -148,10 +148,12 @@ def test_run_through_http_matches_the_cli(
     assert summary["comparison"] == ref["comparison"]
     comparison = client.get(f"/v1/runs/{run['id']}/comparison")
     assert comparison.status_code == 200 and comparison.json() == ref["comparison"]
-    # With options: what `judge compare RUN --json --resamples 500 --baseline ...` prints.
-    options = {"resamples": 500, "baseline": SYSTEMS[0]}
+    # With options: what `judge compare RUN --json --resamples 500 --baseline ... --control
+    # length` prints.
+    options = {"resamples": 500, "baseline": SYSTEMS[0], "control": "length"}
     custom = client.get(f"/v1/runs/{run['id']}/comparison", params=options)
     assert custom.json() == finite(reference["compare_cli"])
+    assert custom.json()["controlled"]["baseline"] == SYSTEMS[0]
 
     # No labels yet: calibration says how to add them.
     missing = client.get(f"/v1/runs/{run['id']}/calibration")

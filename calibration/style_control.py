@@ -1,0 +1,401 @@
+"""Length- and style-controlled win rates: how often a system would win if its responses were
+as long (and as formatted) as its opponents', from pairwise judgments.
+
+For system m, every judgment of m against an opponent o (the baseline, or any other system when
+there is no baseline) on item x, with p the judge's preference for m in [0, 1]:
+
+    logit P(m beats o) = a_m + phi_m * tanh(d / sd_m) + sum_k beta_mk * s_k [+ psi_m * gamma_x]
+
+d is m's response length minus o's (characters) and sd_m its standard deviation over m's rows:
+the length term of AlpacaEval 2's GLM (Dubois et al. 2024), one slope per system and baseline.
+With `markdown`, s_k are Arena-Hard's style features (LMSYS, "Does style matter?", 2024): for
+markdown headers, list items and bold spans, (count_m - count_o) / (count_m + count_o), 0 when
+both are 0. Against a baseline, gamma_x is AlpacaEval's item difficulty, estimated from every
+system's preferences at once (`calibration.length_control.item_difficulty`) with a normal prior
+that keeps an item few systems met from running to infinity. The controlled win rate sets every
+control term to zero (equal length, equal formatting) and averages over the judgments:
+
+    controlled_m = mean over m's judgments of sigmoid(a_m + psi_m * gamma_x)
+
+Against the field (no baseline) there is no difficulty term: an item's pull cancels between the
+two sides of each pair, so controlled_m = sigmoid(a_m).
+
+Assumptions, stated because the number depends on them: each control acts through one bounded
+function, the same on every item; beyond it and the item's difficulty, the judge's preference
+for a system is one constant on the logit scale; items are exchangeable. Fitted by maximum
+likelihood on the soft preferences (ties are 0.5, not rounded), with a whisper of L2 so a
+control that never varies stays finite. Intervals: percentile, over resamples of whole items
+(every row of an item moves together: both orders, every opponent), the model refitted on each
+by Newton's method with the difficulties held; the same draws for every system, so differences
+between systems are paired. A system almost always longer (or shorter) than its opponents is
+controlled by extrapolation, and said to be (`StyleControl.notes`).
+
+Pure numpy: no LLM, no judge. phi_m is the judge's length preference (positive: longer wins).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit
+
+from calibration.length_control import item_difficulty
+
+CONTROLS = ("length", "markdown")
+MARKDOWN = ("headers", "lists", "bold")
+"""The markdown features, as `<name>_a` / `<name>_b` count columns of the input."""
+FORMULA = (
+    "logit P(m beats o) = a_m + phi_m * tanh(d / sd_m) [+ sum_k beta_mk * (c_mk - c_ok) / "
+    "(c_mk + c_ok)] [+ psi_m * gamma_x against a baseline]; controlled win rate = mean of "
+    "sigmoid(a_m [+ psi_m * gamma_x]) over m's judgments"
+)
+ASSUMPTIONS = (
+    "each control acts through one bounded function, the same on every item",
+    "beyond the controls and the item's difficulty, the judge's preference for a system is one "
+    "constant on the logit scale",
+    "items are exchangeable: intervals resample whole items",
+)
+_RIDGE = 1e-4
+_INTERCEPT_RIDGE = 1e-8
+"""Keeps a system that wins (or loses) every judgment finite."""
+_MAX_STEP = 5.0
+"""Largest Newton step per coefficient (logits): a separated resample creeps, never jumps."""
+_SHRINK = 0.5
+"""The L2 penalty on item difficulties (a normal prior of standard deviation 1.4 logits): with
+many systems per item it hardly matters; with two it keeps a decided item finite."""
+_EXTRAPOLATES = 0.05
+"""A system longer in under 5% (or over 95%) of its judgments is controlled by extrapolation."""
+_CHUNK = 256
+"""Resamples refitted at a time: memory is chunk x rows, not resamples x rows."""
+
+
+class StyleControlError(ValueError):
+    """The table cannot be controlled: the message names the missing column or system."""
+
+
+@dataclass(frozen=True)
+class ControlledRate:
+    system: str
+    judgments: int
+    items: int
+    win_rate: float
+    """Raw: the mean preference for the system, ties half."""
+    win_low: float
+    win_high: float
+    controlled: float
+    """The win rate with every control term at zero."""
+    ci_low: float
+    ci_high: float
+    shift: float
+    """controlled - win_rate: what the controls explained (negative: style helped it win)."""
+    shift_low: float
+    shift_high: float
+    coefficients: dict[str, float]
+    """Logits: `length` is phi (the judge's length preference against this system's
+    opponents), `headers` / `lists` / `bold` the markdown betas; a control that never varied
+    over the system's judgments has none."""
+    longer: float | None
+    """Share of the judgments in which the system's response was the longer (None without
+    the length control). Near 0 or 1, equal length is outside the data and the controlled
+    rate an extrapolation (see `StyleControl.notes`)."""
+
+
+@dataclass(frozen=True)
+class ControlledDifference:
+    a: str
+    b: str
+    difference: float
+    """controlled_a - controlled_b, on the same resamples (paired, clustered by item)."""
+    ci_low: float
+    ci_high: float
+
+
+@dataclass(frozen=True)
+class StyleControl:
+    controls: tuple[str, ...]
+    baseline: str | None
+    """None: each system against all the others it met."""
+    systems: tuple[ControlledRate, ...]
+    """Highest controlled win rate first."""
+    differences: tuple[ControlledDifference, ...]
+    """Every pair of systems, higher controlled rate first; intervals not adjusted for
+    multiplicity."""
+    resamples: int
+    seed: int
+    level: float
+    notes: tuple[str, ...] = ()
+    formula: str = FORMULA
+    assumptions: tuple[str, ...] = ASSUMPTIONS
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def feature_columns(controls: Sequence[str]) -> list[str]:
+    """The count columns `controls` need, per side."""
+    names = (["length"] if "length" in controls else []) + (
+        list(MARKDOWN) if "markdown" in controls else []
+    )
+    return [f"{name}_{side}" for name in names for side in ("a", "b")]
+
+
+def check_controls(controls: Sequence[str]) -> tuple[str, ...]:
+    unknown = [c for c in controls if c not in CONTROLS]
+    if unknown or not controls:
+        raise StyleControlError(
+            f"control {', '.join(unknown) or '(none)'}: expected one or more of "
+            f"{', '.join(CONTROLS)}"
+        )
+    return tuple(c for c in CONTROLS if c in controls)
+
+
+def style_controlled(
+    table: pd.DataFrame,
+    controls: Sequence[str],
+    *,
+    baseline: str | None = None,
+    resamples: int = 2000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> StyleControl:
+    """`table`: item_id, system_a, system_b, score_a (1: a better, 0.5 tie; NaN rows are left
+    out) and the count columns of `feature_columns(controls)` (lengths in characters)."""
+    controls = check_controls(controls)
+    needed = ["item_id", "system_a", "system_b", "score_a", *feature_columns(controls)]
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise StyleControlError(
+            f"the table has no {', '.join(missing)} column: controlling for "
+            f"{', '.join(controls)} needs {', '.join(needed)}"
+        )
+    table = table[table["score_a"].notna()]
+    for column in feature_columns(controls):
+        values = pd.to_numeric(table[column], errors="coerce")
+        bad = values.isna() | (values < 0)
+        if bad.any():
+            raise StyleControlError(
+                f"column {column}: {int(bad.sum())} judged rows without a count (a number "
+                f"from 0 up), first at row {_row_number(bad[bad].index[0])}"
+            )
+    systems = sorted(set(table["system_a"].astype(str)) | set(table["system_b"].astype(str)))
+    if baseline is not None and baseline not in systems:
+        raise StyleControlError(f"baseline {baseline!r} is not among the systems")
+    # Items in sorted order: the same draws whatever order the rows or the systems came in.
+    item_ids, item_index = np.unique(table["item_id"].astype(str).to_numpy(), return_inverse=True)
+    rng = np.random.default_rng(seed)
+    counts = rng.multinomial(len(item_ids), np.full(len(item_ids), 1 / len(item_ids)), resamples)
+    oriented = {
+        system: rows
+        for system in systems
+        if system != baseline
+        and (rows := _oriented(table, item_index, system, baseline, controls)) is not None
+    }
+    if not oriented:
+        raise StyleControlError("no system has a judgment against another to control")
+    if baseline is not None:
+        oriented = _with_difficulty(oriented)
+    fits = {
+        system: _fit(system, rows, counts.astype(float), level) for system, rows in oriented.items()
+    }
+    ranked = sorted(fits, key=lambda s: (-fits[s][0].controlled, s))
+    differences = []
+    for a, b in combinations(ranked, 2):
+        boot = fits[a][1] - fits[b][1]
+        low, high = _interval(boot, level)
+        differences.append(
+            ControlledDifference(a, b, fits[a][0].controlled - fits[b][0].controlled, low, high)
+        )
+    notes = tuple(
+        f"{r.system}'s response was the longer in {r.longer:.0%} of its judgments: its "
+        "controlled rate extrapolates to equal lengths it was seldom judged at"
+        for r in (fits[s][0] for s in ranked)
+        if r.longer is not None and not _EXTRAPOLATES < r.longer < 1 - _EXTRAPOLATES
+    )
+    return StyleControl(
+        controls=controls,
+        baseline=baseline,
+        systems=tuple(fits[s][0] for s in ranked),
+        differences=tuple(differences),
+        notes=notes,
+        resamples=resamples,
+        seed=seed,
+        level=level,
+    )
+
+
+class _Oriented(NamedTuple):
+    """One system's judgments seen from its side."""
+
+    p: np.ndarray
+    """The preference for the system."""
+    x: np.ndarray
+    """Design matrix: intercept, the controls' features, and (against a baseline) difficulty."""
+    items: np.ndarray
+    """Each row's item, as an index into the sorted item ids."""
+    names: list[str]
+    """The controls' features, in x's columns after the intercept."""
+    delta: np.ndarray
+    """Length difference (zeros without the length control)."""
+    longer: float | None
+
+    @property
+    def has_length(self) -> int:
+        return int(bool(self.names) and self.names[0] == "length")
+
+
+def _oriented(
+    table: pd.DataFrame,
+    item_index: np.ndarray,
+    system: str,
+    baseline: str | None,
+    controls: tuple[str, ...],
+) -> _Oriented | None:
+    a, b = table["system_a"].astype(str).to_numpy(), table["system_b"].astype(str).to_numpy()
+    as_a, as_b = a == system, b == system
+    if baseline is not None:
+        as_a, as_b = as_a & (b == baseline), as_b & (a == baseline)
+    mine = as_a | as_b
+    if not mine.any():
+        return None
+    flip = as_b[mine]
+    score = table["score_a"].to_numpy(dtype=float)[mine]
+    p = np.where(flip, 1 - score, score)
+
+    def side(name: str) -> tuple[np.ndarray, np.ndarray]:
+        own = table[f"{name}_a"].to_numpy(dtype=float)[mine]
+        other = table[f"{name}_b"].to_numpy(dtype=float)[mine]
+        return np.where(flip, other, own), np.where(flip, own, other)
+
+    columns, names = [np.ones(p.size)], []
+    delta, longer = np.zeros(p.size), None
+    if "length" in controls:
+        own, other = side("length")
+        delta = own - other
+        longer = float((delta > 0).mean())
+        sd = delta.std(ddof=1) if delta.size > 1 else 0.0
+        columns.append(np.tanh(delta / sd) if sd > 0 else np.zeros(p.size))
+        names.append("length")
+    if "markdown" in controls:
+        for name in MARKDOWN:
+            own, other = side(name)
+            total = own + other
+            columns.append(np.divide(own - other, total, out=np.zeros(p.size), where=total > 0))
+            names.append(name)
+    return _Oriented(p, np.column_stack(columns), item_index[mine], names, delta, longer)
+
+
+def _with_difficulty(oriented: dict[str, _Oriented]) -> dict[str, _Oriented]:
+    """Against a baseline: each system's rows with AlpacaEval's item difficulty as one more
+    column, gamma estimated from every system at once (shrunk towards 0 where few systems
+    met the item)."""
+    systems = [s for s, rows in oriented.items() for _ in range(rows.p.size)]
+    items = np.concatenate([rows.items for rows in oriented.values()])
+    gamma = item_difficulty(
+        systems,
+        items.tolist(),
+        np.concatenate([rows.p for rows in oriented.values()]),
+        np.concatenate([rows.delta for rows in oriented.values()]),
+        shrink=_SHRINK,
+        # The markdown features (after the intercept and any length column), so the items'
+        # difficulties do not soak up the judge's taste for formatting.
+        features=np.concatenate([rows.x[:, 1 + rows.has_length :] for rows in oriented.values()]),
+    )
+    by_index = np.array([gamma.get(i, 0.0) for i in range(int(items.max()) + 1)])
+    return {
+        s: rows._replace(x=np.column_stack([rows.x, by_index[rows.items]]))
+        for s, rows in oriented.items()
+    }
+
+
+def _fit(
+    system: str, rows: _Oriented, counts: np.ndarray, level: float
+) -> tuple[ControlledRate, np.ndarray]:
+    """The system's point estimates and its resampled controlled rates (one per row of
+    `counts`, in draw order, for the paired differences). The controlled rate keeps the
+    intercept and the difficulty term (when there is one) and sets the controls to zero."""
+    p, x, items = rows.p, rows.x, rows.items
+    controls = len(rows.names)
+    kept = np.ones(x.shape[1], dtype=bool)
+    kept[1 : 1 + controls] = False
+    ridge = np.r_[_INTERCEPT_RIDGE, np.full(x.shape[1] - 1, _RIDGE)]
+    w = newton(x, p, np.ones((1, p.size)), ridge, np.zeros((1, x.shape[1])))[0]
+    controlled, raw = float(expit(x[:, kept] @ w[kept]).mean()), float(p.mean())
+    boot_c, boot_r = [], []
+    for start in range(0, counts.shape[0], _CHUNK):
+        weights = counts[start : start + _CHUNK][:, items]
+        fitted = newton(x, p, weights, ridge, np.tile(w, (weights.shape[0], 1)))
+        total = weights.sum(axis=1)
+        seen = total > 0
+        kept_rates = expit(fitted[:, kept] @ x[:, kept].T)
+        nan = np.full(total.size, np.nan)
+        boot_c.append(
+            np.divide((weights * kept_rates).sum(axis=1), total, out=nan.copy(), where=seen)
+        )
+        boot_r.append(np.divide(weights @ p, total, out=nan, where=seen))
+    c, r = np.concatenate(boot_c), np.concatenate(boot_r)
+    # A resample that drew none of this system's items says nothing about it.
+    seen = ~np.isnan(r)
+    c_low, c_high = _interval(c[seen], level)
+    r_low, r_high = _interval(r[seen], level)
+    s_low, s_high = _interval(c[seen] - r[seen], level)
+    rate = ControlledRate(
+        system=system,
+        judgments=int(p.size),
+        items=int(np.unique(items).size),
+        win_rate=raw,
+        win_low=r_low,
+        win_high=r_high,
+        controlled=controlled,
+        ci_low=c_low,
+        ci_high=c_high,
+        shift=controlled - raw,
+        shift_low=s_low,
+        shift_high=s_high,
+        # A control that never varied for this system was not measured: no slope, not 0.
+        coefficients={
+            n: float(v)
+            for n, v, column in zip(
+                rows.names, w[1 : 1 + controls], x[:, 1 : 1 + controls].T, strict=True
+            )
+            if np.ptp(column) > 0
+        },
+        longer=rows.longer,
+    )
+    return rate, np.where(seen, c, np.nan)
+
+
+def newton(
+    x: np.ndarray, p: np.ndarray, weights: np.ndarray, ridge: np.ndarray, start: np.ndarray
+) -> np.ndarray:
+    """Coefficients minimising each row of `weights`' weighted cross-entropy of
+    sigmoid(x @ w) against the soft targets p, plus 0.5 * ridge * w^2: one fit per row, all
+    at once (Newton's method, steps clipped to `_MAX_STEP`)."""
+    w = start.astype(float).copy()
+    eye = np.diag(ridge)
+    for _ in range(100):
+        q = expit(w @ x.T)  # fits x rows
+        grad = (weights * (q - p)) @ x + w * ridge
+        hess = np.einsum("bi,ij,ik->bjk", weights * q * (1 - q), x, x) + eye
+        step = np.clip(np.linalg.solve(hess, grad[:, :, None])[:, :, 0], -_MAX_STEP, _MAX_STEP)
+        w -= step
+        if np.abs(step).max() < 1e-9:
+            break
+    return w
+
+
+def _row_number(label: Any) -> str:
+    """A row's number counted from 1 as a file's data rows are, when its label is a position."""
+    return str(label + 1) if isinstance(label, int | np.integer) else repr(label)
+
+
+def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
+    values = values[~np.isnan(values)]
+    if values.size == 0:
+        return float("nan"), float("nan")
+    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)

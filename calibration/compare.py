@@ -397,6 +397,7 @@ def compare_table(
     ci: float = 0.95,
     method: Method = "percentile",
     controls: Sequence[str] = (),
+    control_baseline: str | None = None,
 ) -> ComparisonReport:
     """Compare systems from a per-item scores table or a pairwise judgments table.
 
@@ -406,7 +407,8 @@ def compare_table(
     tables that do not fit ComparisonInputError (all ValueError); a failing gate is a result.
     `controls` (pairwise only): `length` and/or `markdown`, the win rates controlled for them
     (`calibration.style_control`, against `baseline` or the field; the table carries the
-    style columns it names), on the same resamples and seed.
+    style columns it names), on the same resamples and seed; against `control_baseline`
+    when given (a run whose pairs all hold one system), else `baseline`.
     Both kinds go through the same steps; `_Scores` and `_Pairwise` say how each reads a pair,
     the ranking and the win rates from its table.
     """
@@ -482,7 +484,12 @@ def compare_table(
             if "cluster" in judged.columns:  # resampled in the units the differences use
                 judged = judged.assign(item_id=judged["cluster"])
             controlled = style_controlled(
-                judged, controls, baseline=baseline, resamples=resamples, seed=seed, level=ci
+                judged,
+                controls,
+                baseline=control_baseline or baseline,
+                resamples=resamples,
+                seed=seed,
+                level=ci,
             )
         except StyleControlError as exc:
             raise ComparisonInputError(str(exc)) from None

@@ -222,7 +222,10 @@ def compare_source(
     from judge.config import CompareConfig
     from judge.rundir import RunDir
 
-    settings = RunDir(source).stored_config().compare if source.is_dir() else CompareConfig()
+    stored = RunDir(source).stored_config() if source.is_dir() else None
+    settings = CompareConfig() if stored is None else stored.compare
+    # A run whose pairs all hold one system is controlled against it, as its report is.
+    paired_against = None if stored is None else stored.pairs.baseline
     if source.is_dir() and by is None and settings.strata:
         by = settings.strata[0]
     resamples = settings.resamples if resamples is None else resamples
@@ -254,6 +257,7 @@ def compare_source(
             seed=seed,
             gates=gates,
             controls=controls,
+            control_baseline=None if baseline is not None else paired_against,
         )
     except (ComparisonInputError, GateSyntaxError, GateError) as exc:
         raise DataError(str(exc)) from None

@@ -179,6 +179,7 @@ def _compare(
         gates=config.compare.gates,
         ci=_CONFIDENCE,
         controls=controls or (),
+        control_baseline=config.pairs.baseline,  # None unless every pair holds it
     )
     return report.to_dict()
 

@@ -353,6 +353,11 @@ from judge.panels_cli import panels  # noqa: E402
 
 app.command()(panels)
 
+# `judge cascade` (judge/cascade_cli.py, which imports only typer at module level).
+from judge.cascade_cli import cascade  # noqa: E402
+
+app.command()(cascade)
+
 # `judge label ...` (judge/label_cli.py, which imports only typer at module level).
 from judge.label_cli import label_app  # noqa: E402
 

@@ -1,6 +1,7 @@
-"""Panels from tables (`judge panels`): judges' verdicts and reference labels read from JSONL,
-CSV or Parquet, checked, and handed to `calibration.panels`. The CLI is a thin edge over
-`panels_from_tables`."""
+"""Panels of judges (`judge panels`): judges' verdicts and reference labels read from JSONL,
+CSV or Parquet tables (`panels_from_tables`) or from a finished run with several judges and
+human labels (`panels_from_run`), checked, and handed to `calibration.panels`. The CLI is a
+thin edge over the two."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from calibration.panels import PanelFrontier, panel_frontier
-from judge.errors import DataError
+from judge.errors import ConfigError, DataError
 from judge.labels import load_table
 
 VERDICT_COLUMNS = ("unit", "judge", "label")
@@ -83,3 +84,44 @@ def panels_from_tables(
         resamples=resamples,
         seed=seed,
     )
+
+
+def panels_from_run(
+    run_dir: Path,
+    human: Path | None = None,
+    *,
+    max_size: int = 3,
+    resamples: int = 2000,
+    seed: int = 0,
+    same_family: bool = False,
+) -> tuple[PanelFrontier, list[str]]:
+    """`judge panels --run RUN_DIR`: the run's judges (each on its own, not the run's panel)
+    on the pairs humans labelled (`judge.run_verdicts`), costs as measured. Unless
+    `same_family`, a panel may not hold a judge of the same family as any of the run's
+    systems (the cross-family rule). Returns the frontier and notes on what was left out."""
+    from judge.run_verdicts import read_run_verdicts
+
+    run = read_run_verdicts(run_dir, human)
+    notes = list(run.notes)
+    own = set() if same_family else set(run.own_family)
+    judges = set(run.verdicts["judge"])
+    if own >= judges:
+        raise ConfigError(
+            "every judge of this run shares a family with a judged system: no panel is allowed "
+            "(--same-family to compare them anyway)"
+        )
+    if own & judges:
+        notes.append(
+            f"cross-family rule: no panel holds {', '.join(sorted(own & judges))} (the family "
+            "of a judged system); --same-family allows it"
+        )
+    frontier = panel_frontier(
+        run.verdicts[["unit", "judge", "label"]],
+        run.reference,
+        run.costs,
+        max_size=max_size,
+        allowed=lambda combo: own.isdisjoint(combo),
+        resamples=resamples,
+        seed=seed,
+    )
+    return frontier, notes

@@ -15,15 +15,32 @@ from judge.errors import ConfigError
 
 def panels(
     verdicts: Annotated[
-        Path, typer.Option(help="Verdicts: unit, judge, label (JSONL, CSV or Parquet).")
-    ],
-    reference: Annotated[Path, typer.Option(help="Reference labels (humans, gold): unit, label.")],
+        Path | None, typer.Option(help="Verdicts: unit, judge, label (JSONL, CSV or Parquet).")
+    ] = None,
+    reference: Annotated[
+        Path | None,
+        typer.Option(
+            help="Reference labels (humans, gold): unit, label; with --run, the human labels "
+            "(default: the run's)."
+        ),
+    ] = None,
+    run: Annotated[
+        Path | None,
+        typer.Option(
+            help="A finished run judged by several judges: their verdicts on the pairs humans "
+            "labelled, costs as measured."
+        ),
+    ] = None,
     cost: Annotated[
         list[str] | None,
         typer.Option(
             help="JUDGE=USD: a judge's cost per unit judged (repeatable); unknown if not given."
         ),
     ] = None,
+    same_family: Annotated[
+        bool,
+        typer.Option(help="With --run: let a panel hold a judge of a judged system's family."),
+    ] = False,
     max_size: Annotated[int, typer.Option(min=1, help="Largest panel.")] = 3,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(min=0, help="Bootstrap seed.")] = 0,
@@ -31,8 +48,9 @@ def panels(
 ) -> None:
     """Every majority panel of up to --max-size judges: its agreement with the reference
     (Krippendorff's alpha, interval), its cost, the cost-agreement frontier, and the
-    cheapest panel not told apart from the best (Holm-adjusted paired bootstrap)."""
-    from judge.panel_tables import panels_from_tables
+    cheapest panel not told apart from the best (Holm-adjusted paired bootstrap). From
+    tables (--verdicts, --reference) or a finished run (--run)."""
+    from judge.panel_tables import panels_from_run, panels_from_tables
 
     costs: dict[str, float] = {}
     for item in cost or []:
@@ -43,12 +61,31 @@ def panels(
             judge = ""
         if not sep or not judge or costs.get(judge, 0.0) < 0:
             raise ConfigError(f"--cost {item!r}: expected JUDGE=USD, e.g. openai/gpt-4o=0.004")
-    frontier = panels_from_tables(
-        verdicts, reference, costs, max_size=max_size, resamples=resamples, seed=seed
-    )
+    notes: list[str] = []
+    if run is not None:
+        if verdicts is not None or costs:
+            raise ConfigError(
+                "--run reads the verdicts and costs from the run: drop --verdicts and --cost"
+            )
+        frontier, notes = panels_from_run(
+            run,
+            reference,
+            max_size=max_size,
+            resamples=resamples,
+            seed=seed,
+            same_family=same_family,
+        )
+    elif verdicts is None or reference is None:
+        raise ConfigError("give --verdicts FILE and --reference FILE, or --run RUN_DIR")
+    else:
+        frontier = panels_from_tables(
+            verdicts, reference, costs, max_size=max_size, resamples=resamples, seed=seed
+        )
     if as_json:
-        typer.echo(json.dumps(asdict(frontier), indent=2, default=str))
+        typer.echo(json.dumps({**asdict(frontier), "notes": notes}, indent=2, default=str))
         return
+    for note in notes:
+        typer.echo(f"note: {note}")
     chosen = (
         " + ".join(frontier.recommended)
         if frontier.recommended

@@ -101,9 +101,9 @@ class SimulatorConfig(BaseModel):
     noise: float = Field(0.05, ge=0.0)
     """Standard deviation of the Gaussian noise added to each candidate's utility."""
     judges: dict[str, JudgeKnobs] = Field(default_factory=dict)
-    """Per requested model (`sim-cheap`, `gpt-4.1-mini`, ...): knobs of its own, e.g. a cheap
-    judge with more noise beside a strong one with less. Models not listed judge with the
-    server's knobs."""
+    """Per model, as requested (`sim-cheap`) or as a run config names its judge
+    (`openai/sim-cheap`): knobs of its own, e.g. a cheap judge with more noise beside a strong
+    one with less. Models not listed judge with the server's knobs."""
     reply_style: ReplyStyle = "json"
     """Free-text reply format: `json` ({"reasoning", "verdict"}), `mtbench` ([[A]], Rating:
     [[4]]) or `text` (Verdict: A). Structured-output requests always get JSON."""
@@ -192,6 +192,12 @@ def for_model(config: SimulatorConfig, model: str) -> SimulatorConfig:
     """`config` as `model` judges: its `judges` entry's knobs and a seed of its own (made once
     per config and model: this is on every reply's path)."""
     knobs = config.judges.get(model)
+    if knobs is None:
+        # A run config names judges with their provider (`openai/sim-cheap`); the request
+        # carries the model alone.
+        knobs = next(
+            (k for name, k in config.judges.items() if name.rpartition("/")[2] == model), None
+        )
     if knobs is None:
         return config
     cached = _DERIVED.get((id(config), model))

@@ -30,8 +30,14 @@ install: $(FULL)
 # The whole job on bundled MT-Bench data, offline: blind, replay GPT-4's recorded verdicts in
 # both orders, calibrate GPT-4 against the expert votes, compare the six systems, write the
 # report (runs/mt-bench-demo/report.html).
+# The demo replays recorded verdicts (nothing is paid), so a demo dir an older demo config left
+# (`judge run` refuses it: exit 2) is rebuilt rather than kept.
 demo: $(CORE)
-	$(BIN)/judge run configs/demo.yaml --quiet
+	@$(BIN)/judge run configs/demo.yaml --quiet; status=$$?; \
+	if [ $$status -eq 2 ] && [ -d runs/mt-bench-demo ]; then \
+		echo "rebuilding runs/mt-bench-demo (left by an older demo config)"; \
+		rm -rf runs/mt-bench-demo && $(BIN)/judge run configs/demo.yaml --quiet; \
+	else exit $$status; fi
 
 test: $(FULL)
 	$(BIN)/python -m pytest -q

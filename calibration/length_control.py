@@ -89,6 +89,7 @@ def item_difficulty(
     *,
     shrink: float = 0.0,
     features: np.ndarray | None = None,
+    feature_ridge: float = _RIDGE,
 ) -> dict[int, float]:
     """gamma_x: each item's effect on every system's log-odds of beating the baseline,
     estimated jointly with a per-system intercept and length slope; centred at 0. Items are
@@ -96,7 +97,7 @@ def item_difficulty(
     gamma (a normal prior of variance 1 / shrink), so an item judged against few systems is
     pulled towards 0 rather than to +-infinity; 0 is AlpacaEval's unpenalised fit.
     `features`: more covariates (rows x k, e.g. style), each with a slope per system, so the
-    difficulties do not absorb them."""
+    difficulties do not absorb them; `feature_ridge` is the L2 penalty on their slopes."""
     sys_arr, item_arr = np.asarray(systems), np.asarray(items)
     keep = ~np.isnan(preference)
     sys_arr, item_arr, p, d = sys_arr[keep], item_arr[keep], preference[keep], delta[keep]
@@ -109,6 +110,7 @@ def item_difficulty(
     extra = np.empty((len(p), 0)) if features is None else np.asarray(features, float)[keep]
     covariates = np.column_stack([length, extra])
     n_s, n_i, n_k = len(sys_names), len(item_ids), covariates.shape[1]
+    penalty = np.r_[_RIDGE, np.full(n_k - 1, feature_ridge)][:, None]  # per slope row
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
         theta, gamma = w[:n_s], w[n_s * (1 + n_k) :]
@@ -117,10 +119,11 @@ def item_difficulty(
         r = expit(z) - p
         value = -(p * log_expit(z) + (1 - p) * log_expit(-z)).sum()
         # Centring gamma (its mean is not identified beside the intercepts), by a penalty.
-        value += 0.5 * len(p) * gamma.mean() ** 2 + 0.5 * _RIDGE * (slopes * slopes).sum()
+        value += 0.5 * len(p) * gamma.mean() ** 2 + 0.5 * (penalty * slopes * slopes).sum()
         value += 0.5 * shrink * (gamma @ gamma)
         slope_grad = [
-            np.bincount(s_idx, r * covariates[:, k], n_s) + _RIDGE * slopes[k] for k in range(n_k)
+            np.bincount(s_idx, r * covariates[:, k], n_s) + penalty[k] * slopes[k]
+            for k in range(n_k)
         ]
         grad = np.concatenate(
             [

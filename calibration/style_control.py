@@ -61,6 +61,12 @@ ASSUMPTIONS = (
     "items are exchangeable: intervals resample whole items",
 )
 _RIDGE = 1e-4
+"""On the length slope: a whisper (AlpacaEval's fit has none), so no length variation stays
+finite."""
+_STYLE_RIDGE = 1.0
+"""On each markdown slope: a normal prior of 1 logit per unit of the feature (which spans -1 to
+1). A feature few judgments show (a header in a handful of answers) would otherwise run to an
+incredible slope on those few."""
 _INTERCEPT_RIDGE = 1e-8
 """Keeps a system that wins (or loses) every judgment finite."""
 _MAX_STEP = 5.0
@@ -301,6 +307,7 @@ def _with_difficulty(oriented: dict[str, _Oriented]) -> dict[str, _Oriented]:
         np.concatenate([rows.p for rows in oriented.values()]),
         np.concatenate([rows.delta for rows in oriented.values()]),
         shrink=_SHRINK,
+        feature_ridge=_STYLE_RIDGE,
         # The markdown features (after the intercept and any length column), so the items'
         # difficulties do not soak up the judge's taste for formatting.
         features=np.concatenate([rows.x[:, 1 + rows.has_length :] for rows in oriented.values()]),
@@ -322,7 +329,11 @@ def _fit(
     controls = len(rows.names)
     kept = np.ones(x.shape[1], dtype=bool)
     kept[1 : 1 + controls] = False
-    ridge = np.r_[_INTERCEPT_RIDGE, np.full(x.shape[1] - 1, _RIDGE)]
+    ridge = np.r_[
+        _INTERCEPT_RIDGE,
+        [_RIDGE if name == "length" else _STYLE_RIDGE for name in rows.names],
+        np.full(x.shape[1] - 1 - controls, _RIDGE),  # the difficulty's slope
+    ]
     w = newton(x, p, np.ones((1, p.size)), ridge, np.zeros((1, x.shape[1])))[0]
     controlled, raw = float(expit(x[:, kept] @ w[kept]).mean()), float(p.mean())
     boot_c, boot_r = [], []

@@ -106,3 +106,22 @@ def test_resamples_have_a_sanity_cap(tmp_path: Path, section: str) -> None:
     )
     at_cap = load_config(write(tmp_path, MINIMAL + f"{section}: {{resamples: 1000000}}\n"))
     assert getattr(at_cap, section).resamples == 1_000_000
+
+
+def test_compare_control_at_its_default_hashes_as_before_it_existed() -> None:
+    """A run prepared before `compare.control` existed dumped no such key: the same config
+    must give it the same hash now (or the run could not be resumed); setting it changes it."""
+    import copy
+
+    from judge.run.prepared import config_hashes
+
+    repo = Path(__file__).resolve().parent.parent
+    config = load_config(repo / "configs" / "demo.yaml")
+    plain = config.model_copy(update={"compare": config.compare.model_copy(update={"control": []})})
+    record = plain.model_dump(mode="json")
+    before = copy.deepcopy(record)
+    del before["compare"]["control"]
+    assert config_hashes(plain, record) == config_hashes(plain, before)
+    controlled = config.model_dump(mode="json")
+    assert controlled["compare"]["control"] == ["length"]
+    assert config_hashes(config, controlled)[0] != config_hashes(plain, record)[0]

@@ -91,13 +91,17 @@ def _planted(
     return pd.DataFrame(rows)
 
 
-def _sklearn_soft(x: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Unpenalised logistic regression on soft targets: each row twice, labelled 1 with weight
-    p and 0 with weight 1 - p."""
-    model = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-10, max_iter=10_000)
+def _sklearn_soft(x: np.ndarray, p: np.ndarray, penalty: np.ndarray) -> np.ndarray:
+    """Logistic regression on soft targets with an L2 penalty of its own on each coefficient:
+    each row twice, labelled 1 with weight p and 0 with weight 1 - p; the penalties by scaling
+    the columns (sklearn's one penalty 0.5 w'^2 on x / sqrt(penalty) is 0.5 penalty w^2)."""
+    scale = 1 / np.sqrt(penalty)
+    model = LogisticRegression(C=1.0, fit_intercept=False, tol=1e-12, max_iter=100_000)
     n = len(p)
-    model.fit(np.vstack([x, x]), np.r_[np.ones(n), np.zeros(n)], sample_weight=np.r_[p, 1 - p])
-    return model.coef_[0]
+    model.fit(
+        np.vstack([x, x]) * scale, np.r_[np.ones(n), np.zeros(n)], sample_weight=np.r_[p, 1 - p]
+    )
+    return model.coef_[0] * scale
 
 
 @pytest.mark.parametrize("baseline", [None, "base"])
@@ -133,6 +137,7 @@ def test_the_fit_is_sklearns_soft_label_logistic_regression(baseline: str | None
             np.concatenate([o[0] for o in oriented.values()]),
             np.concatenate([o[1] for o in oriented.values()]),
             shrink=_SHRINK,
+            feature_ridge=1.0,
             # headers, lists (never used here) and bold, as the module passes them
             features=np.concatenate(
                 [np.column_stack([0 * o[2], 0 * o[2], o[2]]) for o in oriented.values()]
@@ -143,7 +148,8 @@ def test_the_fit_is_sklearns_soft_label_logistic_regression(baseline: str | None
         if baseline is not None:
             columns.append(np.array([gamma[i] for i in items]))
         x = np.column_stack(columns)
-        w = _sklearn_soft(x, p)
+        # The module's penalties: intercept 1e-8, length 1e-4, markdown 1, difficulty 1e-4.
+        w = _sklearn_soft(x, p, np.array([1e-8, 1e-4, 1.0, 1e-4][: x.shape[1]]))
         rate = rates[system]
         kept = w[0] + (w[3] * x[:, 3] if baseline is not None else 0.0)
         assert rate.controlled == pytest.approx(float(np.mean(expit(kept))), abs=1e-4)

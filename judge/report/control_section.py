@@ -27,7 +27,7 @@ def control_section(controlled: Controlled | None) -> list[Block]:
             + f" as its opponents' ({ci} intervals from {count(controlled.resamples)} "
             f"resamples of items, seed {count(controlled.seed)}, the model refitted on each). "
             "A controlled rate well below the raw one: the system won on style. The judge's "
-            "length preference is the slope of the length term (logits; 0 none, positive "
+            "length preference is the slope of the length term (logits; none at zero, positive: "
             "longer wins)."
         ),
     ]

@@ -76,8 +76,9 @@ _SHRINK = 0.5
 many systems per item it hardly matters; with two it keeps a decided item finite."""
 _EXTRAPOLATES = 0.05
 """A system longer in under 5% (or over 95%) of its judgments is controlled by extrapolation."""
-_CHUNK = 256
-"""Resamples refitted at a time: memory is chunk x rows, not resamples x rows."""
+_CELLS = 2_000_000
+"""Resamples x rows refitted at a time (each array of a chunk is 16 MB, whatever the run's
+size): memory does not grow with the judgments."""
 
 
 class StyleControlError(ValueError):
@@ -193,8 +194,6 @@ def style_controlled(
         raise StyleControlError(f"baseline {baseline!r} is not among the systems")
     # Items in sorted order: the same draws whatever order the rows or the systems came in.
     item_ids, item_index = np.unique(table["item_id"].astype(str).to_numpy(), return_inverse=True)
-    rng = np.random.default_rng(seed)
-    counts = rng.multinomial(len(item_ids), np.full(len(item_ids), 1 / len(item_ids)), resamples)
     oriented = {
         system: rows
         for system in systems
@@ -205,9 +204,9 @@ def style_controlled(
         raise StyleControlError("no system has a judgment against another to control")
     if baseline is not None:
         oriented = _with_difficulty(oriented)
-    fits = {
-        system: _fit(system, rows, counts.astype(float), level) for system, rows in oriented.items()
-    }
+    fitted = {system: _Fit.of(rows) for system, rows in oriented.items()}
+    boot = _resampled(fitted, len(item_ids), resamples, seed)
+    fits = {system: _rate(system, fit, *boot[system], level) for system, fit in fitted.items()}
     ranked = sorted(fits, key=lambda s: (-fits[s][0].controlled, s))
     differences = []
     for a, b in combinations(ranked, 2):
@@ -319,45 +318,81 @@ def _with_difficulty(oriented: dict[str, _Oriented]) -> dict[str, _Oriented]:
     }
 
 
-def _fit(
-    system: str, rows: _Oriented, counts: np.ndarray, level: float
-) -> tuple[ControlledRate, np.ndarray]:
-    """The system's point estimates and its resampled controlled rates (one per row of
-    `counts`, in draw order, for the paired differences). The controlled rate keeps the
-    intercept and the difficulty term (when there is one) and sets the controls to zero."""
-    p, x, items = rows.p, rows.x, rows.items
-    controls = len(rows.names)
-    kept = np.ones(x.shape[1], dtype=bool)
-    kept[1 : 1 + controls] = False
-    ridge = np.r_[
-        _INTERCEPT_RIDGE,
-        [_RIDGE if name == "length" else _STYLE_RIDGE for name in rows.names],
-        np.full(x.shape[1] - 1 - controls, _RIDGE),  # the difficulty's slope
-    ]
-    w = newton(x, p, np.ones((1, p.size)), ridge, np.zeros((1, x.shape[1])))[0]
-    controlled, raw = float(expit(x[:, kept] @ w[kept]).mean()), float(p.mean())
-    boot_c, boot_r = [], []
-    for start in range(0, counts.shape[0], _CHUNK):
-        weights = counts[start : start + _CHUNK][:, items]
-        fitted = newton(x, p, weights, ridge, np.tile(w, (weights.shape[0], 1)))
+class _Fit(NamedTuple):
+    """One system's data, its model's penalties and columns, and its full-data fit."""
+
+    rows: _Oriented
+    ridge: np.ndarray
+    kept: np.ndarray
+    """Columns the controlled rate keeps: the intercept and the difficulty term."""
+    w: np.ndarray
+
+    @classmethod
+    def of(cls, rows: _Oriented) -> _Fit:
+        controls, x = len(rows.names), rows.x
+        kept = np.ones(x.shape[1], dtype=bool)
+        kept[1 : 1 + controls] = False
+        ridge = np.r_[
+            _INTERCEPT_RIDGE,
+            [_RIDGE if name == "length" else _STYLE_RIDGE for name in rows.names],
+            np.full(x.shape[1] - 1 - controls, _RIDGE),  # the difficulty's slope
+        ]
+        w = newton(x, rows.p, np.ones((1, rows.p.size)), ridge, np.zeros((1, x.shape[1])))[0]
+        return cls(rows, ridge, kept, w)
+
+    def controlled(self, weights: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """The controlled rate of each fit (rows of `w`) under its weights."""
+        x, kept = self.rows.x, self.kept
         total = weights.sum(axis=1)
-        seen = total > 0
-        kept_rates = expit(fitted[:, kept] @ x[:, kept].T)
-        nan = np.full(total.size, np.nan)
-        boot_c.append(
-            np.divide((weights * kept_rates).sum(axis=1), total, out=nan.copy(), where=seen)
-        )
-        boot_r.append(np.divide(weights @ p, total, out=nan, where=seen))
-    c, r = np.concatenate(boot_c), np.concatenate(boot_r)
-    # A resample that drew none of this system's items says nothing about it.
+        rates = (weights * expit(w[:, kept] @ x[:, kept].T)).sum(axis=1)
+        return np.divide(rates, total, out=np.full(total.size, np.nan), where=total > 0)
+
+
+def _resampled(
+    fits: dict[str, _Fit], n_items: int, resamples: int, seed: int
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Each system's controlled and raw rates on every resample of the items, all systems on
+    the same draws (the differences are paired). Draws come a chunk at a time from one stream
+    and every system is refitted on a chunk before the next is drawn, so memory is a chunk's,
+    whatever the number of items or judgments. A resample that drew none of a system's items
+    is NaN for it."""
+    rng = np.random.default_rng(seed)
+    widest = max(n_items, *(fit.rows.p.size for fit in fits.values()))
+    chunk = max(1, _CELLS // widest)
+    uniform = np.full(n_items, 1 / n_items)
+    out: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {s: ([], []) for s in fits}
+    for start in range(0, resamples, chunk):
+        counts = rng.multinomial(n_items, uniform, min(chunk, resamples - start)).astype(float)
+        for system, fit in fits.items():
+            rows = fit.rows
+            weights = counts[:, rows.items]
+            refit = newton(rows.x, rows.p, weights, fit.ridge, np.tile(fit.w, (len(counts), 1)))
+            total = weights.sum(axis=1)
+            raw = np.divide(
+                weights @ rows.p, total, out=np.full(total.size, np.nan), where=total > 0
+            )
+            out[system][0].append(fit.controlled(weights, refit))
+            out[system][1].append(raw)
+    return {s: (np.concatenate(c), np.concatenate(r)) for s, (c, r) in out.items()}
+
+
+def _rate(
+    system: str, fit: _Fit, c: np.ndarray, r: np.ndarray, level: float
+) -> tuple[ControlledRate, np.ndarray]:
+    """The system's estimates with their intervals, and its resampled controlled rates (for
+    the paired differences)."""
+    rows, w = fit.rows, fit.w
+    controls = len(rows.names)
+    controlled = float(fit.controlled(np.ones((1, rows.p.size)), w[None, :])[0])
+    raw = float(rows.p.mean())
     seen = ~np.isnan(r)
     c_low, c_high = _interval(c[seen], level)
     r_low, r_high = _interval(r[seen], level)
     s_low, s_high = _interval(c[seen] - r[seen], level)
     rate = ControlledRate(
         system=system,
-        judgments=int(p.size),
-        items=int(np.unique(items).size),
+        judgments=int(rows.p.size),
+        items=int(np.unique(rows.items).size),
         win_rate=raw,
         win_low=r_low,
         win_high=r_high,
@@ -371,7 +406,7 @@ def _fit(
         coefficients={
             n: float(v)
             for n, v, column in zip(
-                rows.names, w[1 : 1 + controls], x[:, 1 : 1 + controls].T, strict=True
+                rows.names, w[1 : 1 + controls], rows.x[:, 1 : 1 + controls].T, strict=True
             )
             if np.ptp(column) > 0
         },
@@ -387,14 +422,18 @@ def newton(
     sigmoid(x @ w) against the soft targets p, plus 0.5 * ridge * w^2: one fit per row, all
     at once (Newton's method, steps clipped to `_MAX_STEP`)."""
     w = start.astype(float).copy()
+    k = x.shape[1]
     eye = np.diag(ridge)
+    # Each row's outer product, flattened: every fit's Hessian is then one matrix product.
+    outer = (x[:, :, None] * x[:, None, :]).reshape(len(x), k * k)
     for _ in range(100):
         q = expit(w @ x.T)  # fits x rows
         grad = (weights * (q - p)) @ x + w * ridge
-        hess = np.einsum("bi,ij,ik->bjk", weights * q * (1 - q), x, x) + eye
+        hess = ((weights * q * (1 - q)) @ outer).reshape(-1, k, k) + eye
         step = np.clip(np.linalg.solve(hess, grad[:, :, None])[:, :, 0], -_MAX_STEP, _MAX_STEP)
         w -= step
-        if np.abs(step).max() < 1e-9:
+        # 1e-7 logits moves a win rate by under 3e-8: far below what an interval shows.
+        if np.abs(step).max() < 1e-7:
             break
     return w
 

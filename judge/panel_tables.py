@@ -94,11 +94,12 @@ def panels_from_run(
     resamples: int = 2000,
     seed: int = 0,
     same_family: bool = False,
-) -> tuple[PanelFrontier, list[str]]:
+) -> tuple[PanelFrontier, list[str], dict[str, float | int | None] | None]:
     """`judge panels --run RUN_DIR`: the run's judges (each on its own, not the run's panel)
     on the pairs humans labelled (`judge.run_verdicts`), costs as measured. Unless
     `same_family`, a panel may not hold a judge of the same family as any of the run's
-    systems (the cross-family rule). Returns the frontier and notes on what was left out."""
+    systems (the cross-family rule). Returns the frontier, notes on what was left out, and
+    the human ceiling the run measured (None without one)."""
     from judge.run_verdicts import read_run_verdicts
 
     run = read_run_verdicts(run_dir, human)
@@ -124,4 +125,4 @@ def panels_from_run(
         resamples=resamples,
         seed=seed,
     )
-    return frontier, notes
+    return frontier, notes, run.ceiling

@@ -62,12 +62,13 @@ def panels(
         if not sep or not judge or costs.get(judge, 0.0) < 0:
             raise ConfigError(f"--cost {item!r}: expected JUDGE=USD, e.g. openai/gpt-4o=0.004")
     notes: list[str] = []
+    ceiling = None
     if run is not None:
         if verdicts is not None or costs:
             raise ConfigError(
                 "--run reads the verdicts and costs from the run: drop --verdicts and --cost"
             )
-        frontier, notes = panels_from_run(
+        frontier, notes, ceiling = panels_from_run(
             run,
             reference,
             max_size=max_size,
@@ -82,10 +83,18 @@ def panels(
             verdicts, reference, costs, max_size=max_size, resamples=resamples, seed=seed
         )
     if as_json:
-        typer.echo(json.dumps({**asdict(frontier), "notes": notes}, indent=2, default=str))
+        result = {**asdict(frontier), "human_ceiling": ceiling, "notes": notes}
+        typer.echo(json.dumps(result, indent=2, default=str))
         return
     for note in notes:
         typer.echo(f"note: {note}")
+    if ceiling is not None and ceiling["alpha"] is not None:
+        low, high = ceiling["ci_low"], ceiling["ci_high"]
+        interval = "" if low is None or high is None else f" [{low:.3f}, {high:.3f}]"
+        typer.echo(
+            f"human ceiling: annotators' alpha with each other {ceiling['alpha']:.3f}{interval} "
+            f"on the {ceiling['pairs']} pairs labelled twice or more"
+        )
     chosen = (
         " + ".join(frontier.recommended)
         if frontier.recommended

@@ -34,6 +34,9 @@ class RunVerdicts:
     """judge -> cost per unit (every order), None when unknown."""
     own_family: frozenset[str]
     """Judges of the same family as a judged system (the cross-family rule keeps them out)."""
+    ceiling: dict[str, float | int | None] | None = None
+    """The human ceiling the run's calibration measured (annotators' alpha with each other on
+    the pairs labelled twice or more: alpha, ci_low, ci_high, pairs); None without one."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -102,10 +105,20 @@ def read_run_verdicts(run_dir: Path, human: Path | None = None) -> RunVerdicts:
     own = frozenset(
         spec.model for spec in config.judges if judge_family(spec, config.families) in families
     )
+    calibration = None if summary.analysis is None else summary.analysis.calibration
+    ceiling = None if calibration is None else calibration.overall.ceiling
     return RunVerdicts(
         verdicts=judged[["unit", "judge", "label", "confidence", *UNIT]],
         reference=votes[clear].idxmax(axis=1).to_dict(),
         costs=costs,
         own_family=own,
+        ceiling=None
+        if ceiling is None
+        else {
+            "alpha": ceiling.human_alpha.value,
+            "ci_low": ceiling.human_alpha.ci_low,
+            "ci_high": ceiling.human_alpha.ci_high,
+            "pairs": ceiling.keys,
+        },
         notes=notes,
     )

@@ -23,6 +23,9 @@ from tests.test_runner import quality, write_config, write_dataset
 N_ITEMS = 90
 LABELLED = [i for i in range(N_ITEMS) if i % 3]
 """Two items in three have human labels: the others are for the cascade to decide or queue."""
+TWICE = [i for i in LABELLED if i % 3 == 1]
+"""Items a second annotator labelled too (the human ceiling), agreeing except on `SPLIT`."""
+SPLIT = [i for i in TWICE if i % 9 == 1]
 SYSTEMS = ("sys-a", "sys-b", "sys-c")
 # model -> (simulator noise: its quality, USD per million input tokens: its price)
 JUDGES = {
@@ -51,9 +54,12 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         for i in LABELLED:
             for a, b in ((0, 1), (0, 2), (1, 2)):
                 sa, sb = SYSTEMS[a], SYSTEMS[b]
-                winner = sa if _quality(sa, i) > _quality(sb, i) else sb
+                winner, loser = (sa, sb) if _quality(sa, i) > _quality(sb, i) else (sb, sa)
                 row = {"item_id": f"q{i}", "system_a": sa, "system_b": sb, "winner": winner}
-                fh.write(json.dumps(row) + "\n")
+                fh.write(json.dumps({**row, "annotator": "h1"}) + "\n")
+                if i in TWICE:
+                    second = loser if i in SPLIT else winner
+                    fh.write(json.dumps({**row, "winner": second, "annotator": "h2"}) + "\n")
     config = write_config(
         root,
         items,
@@ -89,12 +95,19 @@ def test_the_frontier_of_a_run_finds_the_strong_judge_and_prices_it_as_measured(
     run_dir: Path,
 ) -> None:
     frontier = _panels(run_dir, "--same-family")
-    assert frontier["units"] == 3 * len(LABELLED) and frontier["notes"] == []
+    assert frontier["units"] == 3 * (len(LABELLED) - len(SPLIT))
+    assert frontier["notes"] == [
+        f"{3 * len(SPLIT)} labelled units left out: their annotators split evenly"
+    ]
+    # The human ceiling is the run's calibration's (annotators' alpha with each other).
+    summary = json.loads((run_dir / "summary.json").read_text())
+    human_alpha = summary["calibration"]["overall"]["ceiling"]["human_alpha"]
+    assert frontier["human_ceiling"]["alpha"] == human_alpha["value"] < 1
+    assert frontier["human_ceiling"]["pairs"] == 3 * len(TWICE)
     panels = {tuple(p["judges"]): p for p in frontier["panels"]}
     assert len(panels) == 7  # every panel of up to 3 of the 3 judges
     assert tuple(frontier["best"]) == ("openai/sim-strong",)
     # Costs per unit: each judge's measured cost per paid reply, times the two orders.
-    summary = json.loads((run_dir / "summary.json").read_text())
     for model in JUDGES:
         per_1k = summary["costs"]["judges"][model]["cost_per_1k_usd"]
         assert panels[(model,)]["cost"] == pytest.approx(per_1k / 1000 * 2)
@@ -105,7 +118,7 @@ def test_the_frontier_of_a_run_finds_the_strong_judge_and_prices_it_as_measured(
     truth = {
         (r["item_id"], *sorted((r["system_a"], r["system_b"]))): r
         for r in rows
-        if r["judge"] == "openai/sim-strong" and int(r["item_id"][1:]) in LABELLED
+        if r["judge"] == "openai/sim-strong" and int(r["item_id"][1:]) in set(LABELLED) - set(SPLIT)
     }
     for model in JUDGES:
         judged = {
@@ -172,7 +185,7 @@ def test_the_cascade_of_a_run_decides_what_it_can_and_queues_the_rest(
 ) -> None:
     queue = tmp_path / "queue.jsonl"
     result = run_cli_here(
-        "cascade", str(run_dir), "--same-family", "--target", "0.8", "--queue", str(queue),
+        "cascade", str(run_dir), "--same-family", "--target", "0.75", "--queue", str(queue),
         "--json",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -191,7 +204,9 @@ def test_the_cascade_of_a_run_decides_what_it_can_and_queues_the_rest(
         assert lv["coverage"] == pytest.approx(share)
     humans = sum(d is None for d in decided.values())
     assert cascade["humans"] == pytest.approx(humans / len(decided))
-    unlabelled = {k for k, d in decided.items() if d is None and int(k[0][1:]) not in LABELLED}
+    # Pairs whose annotators split have no reference label: they are queued for another.
+    settled = set(LABELLED) - set(SPLIT)
+    unlabelled = {k for k, d in decided.items() if d is None and int(k[0][1:]) not in settled}
     assert {(q["item_id"], q["system_a"], q["system_b"]) for q in cascade["queue"]} == unlabelled
     assert [json.loads(line) for line in queue.open()] == cascade["queue"]
     # Cost: every judge a pair reaches is paid; against the strongest judge alone.
@@ -204,7 +219,7 @@ def test_the_cascade_of_a_run_decides_what_it_can_and_queues_the_rest(
     assert sum(lv["coverage"] for lv in levels) > 0.5  # the judges decide most pairs here
     assert cascade["cost"] < cascade["strongest_cost"]
     assert cascade["ci_low"] <= cascade["agreement"] <= cascade["ci_high"]
-    assert cascade["holdout"] == 3 * len(LABELLED) // 2
+    assert cascade["holdout"] == 3 * (len(LABELLED) - len(SPLIT)) // 2
 
 
 def test_the_cascade_refuses_what_it_cannot_use(run_dir: Path) -> None:

@@ -121,17 +121,12 @@ def calibrate_run(
     by default the labels the run is calibrated against (`judge.labels.run_labels`), with the
     run's `calibration` settings: its trust gate always (the verdict must be the report's),
     and `resamples` and `seed` unless given."""
-    from judge.labels import load_judge_table, load_labels, run_labels
+    from judge.labels import load_judge_table, load_labels, required_labels
     from judge.rundir import RunDir
 
     rundir = RunDir(run_dir)
     settings = rundir.stored_config()
-    human = human or run_labels(rundir, settings)
-    if human is None:
-        raise ConfigError(
-            f"{run_dir} has no human labels: give --human FILE (or add them to the run with "
-            f"`judge report {run_dir} --human FILE`)"
-        )
+    human = required_labels(rundir, settings, human, "--human")
     return calibrate_tables(
         load_judge_table(run_dir, judge_name),
         load_labels(human),

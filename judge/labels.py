@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from judge.aggregate import TEXT_FIELDS
-from judge.errors import DataError
+from judge.errors import ConfigError, DataError
 from judge.rundir import RunDir
 from judge.types import PANEL
 
@@ -79,6 +79,18 @@ def run_labels(rundir: RunDir, config: RunConfig) -> Path | None:
     """The human labels a run is calibrated against: those added to it later
     (`RunDir.human_labels`), else its config's `calibration.human`; None when neither."""
     return rundir.human_labels() or config.calibration.human
+
+
+def required_labels(rundir: RunDir, config: RunConfig, given: Path | None, option: str) -> Path:
+    """`given`, else the labels the run is calibrated against (`run_labels`); a ConfigError
+    naming `option` (the command's way to give them) when there are none."""
+    human = given or run_labels(rundir, config)
+    if human is None:
+        raise ConfigError(
+            f"{rundir.path} has no human labels: give {option} FILE (or add them to the run "
+            f"with `judge report {rundir.path} --human FILE`)"
+        )
+    return human
 
 
 def load_judge_table(path: Path, judge: str | None = None) -> pd.DataFrame:

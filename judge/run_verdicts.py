@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judge.errors import ConfigError, DataError
+from judge.errors import DataError
 
 UNIT = ["item_id", "system_a", "system_b"]
 
@@ -48,19 +48,14 @@ def read_run_verdicts(run_dir: Path, human: Path | None = None) -> RunVerdicts:
     from calibration.labels import LabelError
     from judge.analysis import label_error
     from judge.families import family_of, judge_family
-    from judge.labels import judgment_table, load_labels, run_labels
+    from judge.labels import judgment_table, load_labels, required_labels
     from judge.rundir import RunDir
     from judge.summary import RunSummary
     from judge.types import PANEL
 
     rundir = RunDir(run_dir)
     config = rundir.stored_config()
-    human = human or run_labels(rundir, config)
-    if human is None:
-        raise ConfigError(
-            f"{run_dir} has no human labels: give --reference FILE (or add them to the run "
-            f"with `judge report {run_dir} --human FILE`)"
-        )
+    human = required_labels(rundir, config, human, "--reference")
     if not rundir.summary_file.exists():
         raise DataError("the run has no summary.json yet: finish it first", path=str(run_dir))
     table = judgment_table(rundir)

@@ -24,7 +24,10 @@ def cascade(
     ] = 0.5,
     order: Annotated[
         str | None,
-        typer.Option(help="Judges, cheapest first, comma-separated (default: by measured cost)."),
+        typer.Option(
+            help="Levels, cheapest first, comma-separated; a+b is a panel deciding where its "
+            "members agree (default: each judge, by measured cost)."
+        ),
     ] = None,
     same_family: Annotated[
         bool, typer.Option(help="Let a judge of a judged system's family decide.")

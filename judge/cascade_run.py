@@ -166,39 +166,62 @@ def cascade_from_run(
 def _ordered(
     run: RunVerdicts, order: list[str] | None, same_family: bool, notes: list[str]
 ) -> list[str]:
+    """The levels, cheapest first: judge names, or panels written `a+b+c`."""
     judges = sorted(set(run.verdicts["judge"]))
     if order:
-        unknown = [j for j in order if j not in judges]
+        unknown = [j for level in order for j in level.split("+") if j not in judges]
         if unknown:
             raise ConfigError(
                 f"--order names {', '.join(unknown)}, not a judge of this run "
                 f"(judges: {', '.join(judges)})"
             )
-        judges = list(dict.fromkeys(order))
+        levels = list(dict.fromkeys(order))
     else:
         # Cheapest first; an unknown price after every known one (it may be the dearest).
-        judges.sort(key=lambda j: (run.costs.get(j) is None, run.costs.get(j) or 0.0, j))
+        levels = sorted(
+            judges, key=lambda j: (run.costs.get(j) is None, run.costs.get(j) or 0.0, j)
+        )
     if not same_family:
-        kept = [j for j in judges if j not in run.own_family]
+        kept = [lv for lv in levels if run.own_family.isdisjoint(lv.split("+"))]
         if not kept:
             raise ConfigError(
                 "every judge shares a family with a judged system (--same-family to use them)"
             )
-        if len(kept) < len(judges):
-            dropped = ", ".join(j for j in judges if j in run.own_family)
+        if len(kept) < len(levels):
+            dropped = ", ".join(lv for lv in levels if lv not in kept)
             notes.append(f"cross-family rule: {dropped} left out (--same-family keeps it)")
-        judges = kept
-    return judges
+        levels = kept
+    return levels
 
 
-def _level(run: RunVerdicts, judge: str, index: dict[str, int]) -> Level:
-    rows = run.verdicts[run.verdicts["judge"] == judge]
-    label = np.full(len(index), None, dtype=object)
-    confidence = np.full(len(index), -1.0)  # no verdict: never confident enough to decide
-    at = rows["unit"].map(index).to_numpy()
-    label[at] = rows["label"].to_numpy()
-    confidence[at] = np.where(rows["label"].isna(), -1.0, rows["confidence"].to_numpy())
-    return Level(judge, confidence, label, run.costs.get(judge))
+def _level(run: RunVerdicts, level: str, index: dict[str, int]) -> Level:
+    """One judge (its confidence the agreement of its two orders), or a panel (`a+b`): its
+    label the members' majority (none without one), its confidence the share of members that
+    gave that label with both orders agreeing (1: unanimous and consistent), its cost the
+    members' added. No verdict: confidence -1, never enough to decide."""
+    members = level.split("+")
+    labels = np.full((len(members), len(index)), None, dtype=object)
+    confidence = np.full((len(members), len(index)), -1.0)
+    for m, judge in enumerate(members):
+        rows = run.verdicts[run.verdicts["judge"] == judge]
+        at = rows["unit"].map(index).to_numpy()
+        labels[m, at] = rows["label"].to_numpy()
+        confidence[m, at] = np.where(rows["label"].isna(), -1.0, rows["confidence"].to_numpy())
+    costs = [run.costs.get(j) for j in members]
+    cost = None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
+    if len(members) == 1:
+        return Level(level, confidence[0], labels[0], cost)
+    majority = np.full(len(index), None, dtype=object)
+    share = np.full(len(index), -1.0)
+    for u in range(len(index)):
+        given = [lab for lab in labels[:, u] if lab is not None]
+        counts = {lab: given.count(lab) for lab in set(given)}
+        top = max(counts.values(), default=0)
+        winners = [lab for lab, n in counts.items() if n == top]
+        if len(winners) == 1:
+            majority[u] = winners[0]
+            share[u] = ((labels[:, u] == winners[0]) & (confidence[:, u] == 1.0)).mean()
+    return Level(level, share, majority, cost)
 
 
 def write_queue(cascade: RunCascade, path: Path) -> None:

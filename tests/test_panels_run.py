@@ -232,3 +232,38 @@ def test_the_cascade_refuses_what_it_cannot_use(run_dir: Path) -> None:
     assert wrong.returncode == 2 and "--order names openai/nobody" in wrong.stderr
     bad = run_cli_here("cascade", str(run_dir), "--target", "1.2")
     assert bad.returncode == 2 and "--target and --delta must be in (0, 1)" in bad.stderr
+
+
+def test_a_panel_level_decides_where_its_members_agree(run_dir: Path) -> None:
+    """`--order a+b,c`: the panel's label is its members' majority and its confidence the
+    share of members giving it with both orders agreeing, rebuilt here from judgments.jsonl."""
+    panel = "openai/sim-cheap+openai/sim-mid"
+    result = run_cli_here(
+        "cascade", str(run_dir), "--same-family", "--target", "0.85", "--json",
+        "--order", f"{panel},openai/sim-strong",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    cascade = json.loads(result.stdout)
+    first, second = cascade["levels"]
+    assert first["judge"] == panel and first["threshold"] is not None
+    assert second["judge"] == "openai/sim-strong"
+    summary = json.loads((run_dir / "summary.json").read_text())["costs"]["judges"]
+    members = panel.split("+")
+    assert first["cost"] == pytest.approx(
+        sum(summary[m]["cost_per_1k_usd"] * 2 / 1000 for m in members)
+    )
+    said: dict[tuple[str, ...], dict[str, tuple[str | None, bool]]] = {}
+    for line in (run_dir / "judgments.jsonl").open():
+        r = json.loads(line)
+        key = (r["item_id"], *sorted((r["system_a"], r["system_b"])))
+        said.setdefault(key, {})[r["judge"]] = (r["winner"], r["consistent"] is True)
+    share = {}
+    for key, by_judge in said.items():
+        given = [by_judge[m][0] for m in members if by_judge.get(m, (None,))[0] is not None]
+        top = max((given.count(g) for g in given), default=0)
+        winners = {g for g in given if given.count(g) == top}
+        sure = sum(by_judge[m] == (next(iter(winners)), True) for m in members if m in by_judge)
+        share[key] = sure / len(members) if len(winners) == 1 else -1.0
+    decided = sum(s >= first["threshold"] for s in share.values()) / len(share)
+    assert first["coverage"] == pytest.approx(decided)
+    assert 0.3 < first["coverage"] < 1  # unanimity decides some pairs, not all

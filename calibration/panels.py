@@ -18,11 +18,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
 
-from calibration.bootstrap_alpha import resampled_block_sums, units_from_pairs
+from calibration.bootstrap_alpha import AlphaUnits, resampled_block_sums, units_from_pairs
 from calibration.pairs import holm
 from calibration.resampling import percentile_p
 
@@ -95,6 +96,7 @@ def panel_frontier(
     *,
     max_size: int = 3,
     tie: object | None = "tie",
+    aggregate: Literal["majority", "mean"] = "majority",
     allowed: Callable[[tuple[str, ...]], bool] | None = None,
     resamples: int = 2000,
     seed: int = 0,
@@ -102,40 +104,29 @@ def panel_frontier(
 ) -> PanelFrontier:
     """`verdicts`: columns unit, judge, label (one row per judge and unit; a missing label is
     an abstention). `reference`: unit -> the label it should get. `costs`: judge -> cost per
-    unit judged. `allowed`: which panels may be formed (e.g. a cross-family rule)."""
+    unit judged. `aggregate`: `majority` (labels; nominal alpha) or `mean` (scores: the
+    members' mean score, interval alpha; accuracy is then the share within half a point of
+    the reference). `allowed`: which panels may be formed (e.g. a cross-family rule)."""
     units = sorted(reference, key=str)
     unit_index = {u: i for i, u in enumerate(units)}
     rows = verdicts[verdicts["unit"].isin(unit_index) & verdicts["label"].notna()]
     judges = sorted(str(j) for j in verdicts["judge"].unique())
-    domain = sorted(
-        {*map(str, reference.values()), *map(str, rows["label"])}
-        | ({str(tie)} if tie is not None else set())
-    )
-    code = {v: i for i, v in enumerate(domain)}
-    tie_code = None if tie is None else code[str(tie)]
-    table = np.full((len(judges), len(units)), -1, dtype=np.int64)
     j_idx = rows["judge"].map({j: i for i, j in enumerate(judges)}).to_numpy()
     u_idx = rows["unit"].map(unit_index).to_numpy()
-    table[j_idx, u_idx] = rows["label"].astype(str).map(code).to_numpy()
-    gold = np.array([code[str(reference[u])] for u in units])
-
     panels = [
         combo
         for size in range(1, max_size + 1)
         for combo in itertools.combinations(judges, size)
         if allowed is None or allowed(combo)
     ]
-    labels = {
-        combo: majority(table[[judges.index(j) for j in combo]], tie_code) for combo in panels
-    }
-    blocks = {}
-    for combo, lab in labels.items():
-        given = lab >= 0
-        units_of = units_from_pairs(
-            np.arange(len(units)), np.where(given, lab, 0), gold, given.astype(float),
-            len(units), np.arange(len(domain)), "nominal",
-        )  # fmt: skip
-        blocks[combo] = units_of
+    if aggregate == "mean":
+        blocks, correct, labelled = _mean_panels(
+            rows, j_idx, u_idx, judges, units, reference, panels
+        )
+    else:
+        blocks, correct, labelled = _majority_panels(
+            rows, j_idx, u_idx, judges, units, reference, panels, tie
+        )
     point = {c: float(u.alpha(u.totals())[0]) for c, u in blocks.items()}
     sums = resampled_block_sums(
         {"|".join(c): u.columns for c, u in blocks.items()}, resamples, np.random.default_rng(seed)
@@ -160,8 +151,8 @@ def panel_frontier(
                 alpha=point[c] if np.isfinite(point[c]) else None,
                 ci_low=None if low is None else float(low),
                 ci_high=None if high is None else float(high),
-                accuracy=float((labels[c] == gold).mean()),
-                labelled=int((labels[c] >= 0).sum()),
+                accuracy=correct[c],
+                labelled=labelled[c],
                 cost=cost[c],
                 on_frontier=_on_frontier(c, point, cost),
                 p_vs_best=None if c == best else float(adjusted[c]),
@@ -181,7 +172,80 @@ def panel_frontier(
         resamples=resamples,
         seed=seed,
         level=level,
+        method=(
+            "mean scores; Krippendorff alpha (interval)"
+            if aggregate == "mean"
+            else "majority panels; Krippendorff alpha (nominal)"
+        )
+        + " with the reference; paired cluster bootstrap over units, Holm-adjusted against the "
+        "best panel",
     )
+
+
+Blocks = tuple[
+    dict[tuple[str, ...], AlphaUnits], dict[tuple[str, ...], float], dict[tuple[str, ...], int]
+]
+"""Per panel: its alpha units against the reference, its accuracy, the units it labelled."""
+
+
+def _majority_panels(
+    rows: pd.DataFrame,
+    j_idx: np.ndarray,
+    u_idx: np.ndarray,
+    judges: list[str],
+    units: list[object],
+    reference: Mapping[object, object],
+    panels: list[tuple[str, ...]],
+    tie: object | None,
+) -> Blocks:
+    domain = sorted(
+        {*map(str, reference.values()), *map(str, rows["label"])}
+        | ({str(tie)} if tie is not None else set())
+    )
+    code = {v: i for i, v in enumerate(domain)}
+    tie_code = None if tie is None else code[str(tie)]
+    table = np.full((len(judges), len(units)), -1, dtype=np.int64)
+    table[j_idx, u_idx] = rows["label"].astype(str).map(code).to_numpy()
+    gold = np.array([code[str(reference[u])] for u in units])
+    blocks, correct, labelled = {}, {}, {}
+    for combo in panels:
+        lab = majority(table[[judges.index(j) for j in combo]], tie_code)
+        given = lab >= 0
+        blocks[combo] = units_from_pairs(
+            np.arange(len(units)), np.where(given, lab, 0), gold, given.astype(float),
+            len(units), np.arange(len(domain)), "nominal",
+        )  # fmt: skip
+        correct[combo] = float((lab == gold).mean())
+        labelled[combo] = int(given.sum())
+    return blocks, correct, labelled
+
+
+def _mean_panels(
+    rows: pd.DataFrame,
+    j_idx: np.ndarray,
+    u_idx: np.ndarray,
+    judges: list[str],
+    units: list[object],
+    reference: Mapping[object, object],
+    panels: list[tuple[str, ...]],
+) -> Blocks:
+    table = np.full((len(judges), len(units)), np.nan)
+    table[j_idx, u_idx] = pd.to_numeric(rows["label"]).to_numpy(dtype=float)
+    gold = np.array([float(reference[u]) for u in units])  # type: ignore[arg-type]
+    blocks, correct, labelled = {}, {}, {}
+    for combo in panels:
+        members = table[[judges.index(j) for j in combo]]
+        given = ~np.isnan(members).all(axis=0)
+        score = np.full(len(units), np.nan)
+        score[given] = np.nanmean(members[:, given], axis=0)
+        domain, codes = np.unique(np.r_[gold, score[given]], return_inverse=True)
+        blocks[combo] = units_from_pairs(
+            np.flatnonzero(given), codes[len(units):], codes[: len(units)][given],
+            np.ones(int(given.sum())), len(units), domain, "interval",
+        )  # fmt: skip
+        correct[combo] = float((np.abs(score - gold) <= 0.5).mean())
+        labelled[combo] = int(given.sum())
+    return blocks, correct, labelled
 
 
 def _panel_cost(panel: tuple[str, ...], costs: Mapping[str, float | None]) -> float | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 
@@ -37,12 +38,14 @@ def panels_from_tables(
     costs: Mapping[str, float],
     *,
     max_size: int = 3,
+    aggregate: Literal["majority", "mean"] = "majority",
     resamples: int = 2000,
     seed: int = 0,
 ) -> PanelFrontier:
     """`verdicts`: one row per judge and unit (unit, judge, label; an empty label is an
     abstention); `reference`: one row per unit (unit, label). `costs`: per judge, per unit
-    judged (a judge not named has an unknown cost, never 0)."""
+    judged (a judge not named has an unknown cost, never 0). `aggregate`: `mean` for scores
+    (every label a number)."""
     table = _checked(verdicts, VERDICT_COLUMNS)
     ref = _checked(reference, REFERENCE_COLUMNS)
     twice = ref["unit"].duplicated()
@@ -64,8 +67,23 @@ def panels_from_tables(
             row=row + 1,
             field="judge",
         )
+    if aggregate == "mean":
+        for path, frame in ((verdicts, table), (reference, ref)):
+            numbers = pd.to_numeric(frame["label"], errors="coerce")
+            bad = numbers.isna() & frame["label"].notna()
+            if bad.any():
+                row = int(bad.to_numpy().argmax())
+                raise DataError(
+                    f"{frame['label'].iloc[row]!r} is not a score (--aggregate mean averages "
+                    "numbers)",
+                    path=str(path),
+                    row=row + 1,
+                    field="label",
+                )
+            frame["label"] = numbers
     labelled = ref.dropna(subset=["label"])
-    gold = dict(zip(labelled["unit"].astype(str), labelled["label"].astype(str), strict=True))
+    values = labelled["label"] if aggregate == "mean" else labelled["label"].astype(str)
+    gold = dict(zip(labelled["unit"].astype(str), values, strict=True))
     known = {str(j) for j in table["judge"].unique()}
     unknown = sorted(set(costs) - known)
     if unknown:
@@ -81,6 +99,7 @@ def panels_from_tables(
         gold,
         {j: costs.get(j) for j in known},
         max_size=max_size,
+        aggregate=aggregate,
         resamples=resamples,
         seed=seed,
     )

@@ -41,6 +41,13 @@ def panels(
         bool,
         typer.Option(help="With --run: let a panel hold a judge of a judged system's family."),
     ] = False,
+    aggregate: Annotated[
+        str,
+        typer.Option(
+            help="majority (labels, nominal alpha) or mean (scores: the members' mean, "
+            "interval alpha); tables only."
+        ),
+    ] = "majority",
     max_size: Annotated[int, typer.Option(min=1, help="Largest panel.")] = 3,
     resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 2000,
     seed: Annotated[int, typer.Option(min=0, help="Bootstrap seed.")] = 0,
@@ -61,12 +68,15 @@ def panels(
             judge = ""
         if not sep or not judge or costs.get(judge, 0.0) < 0:
             raise ConfigError(f"--cost {item!r}: expected JUDGE=USD, e.g. openai/gpt-4o=0.004")
+    if aggregate not in ("majority", "mean"):
+        raise ConfigError(f"--aggregate {aggregate!r}: expected majority or mean")
     notes: list[str] = []
     ceiling = None
     if run is not None:
-        if verdicts is not None or costs:
+        if verdicts is not None or costs or aggregate != "majority":
             raise ConfigError(
-                "--run reads the verdicts and costs from the run: drop --verdicts and --cost"
+                "--run reads the verdicts and costs from the run and takes each pair's "
+                "majority: drop --verdicts, --cost and --aggregate"
             )
         frontier, notes, ceiling = panels_from_run(
             run,
@@ -80,7 +90,13 @@ def panels(
         raise ConfigError("give --verdicts FILE and --reference FILE, or --run RUN_DIR")
     else:
         frontier = panels_from_tables(
-            verdicts, reference, costs, max_size=max_size, resamples=resamples, seed=seed
+            verdicts,
+            reference,
+            costs,
+            max_size=max_size,
+            aggregate=aggregate,  # type: ignore[arg-type]
+            resamples=resamples,
+            seed=seed,
         )
     if as_json:
         result = {**asdict(frontier), "human_ceiling": ceiling, "notes": notes}

@@ -136,3 +136,63 @@ def test_judge_panels_reads_tables_and_names_what_is_wrong(tmp_path: Path) -> No
     bad = run_cli_here(*args[:3], "--reference", str(tmp_path / "doubled.csv"))
     assert bad.returncode != 0
     assert "doubled.csv" in bad.stderr and "row 301" in bad.stderr and "unit" in bad.stderr
+
+
+def test_mean_panels_of_scores_against_krippendorffs_interval_alpha() -> None:
+    """Score aggregation: each panel's score is its members' mean (a missing score abstains),
+    and its alpha with the reference is the package's interval alpha on (reference, mean)."""
+    rng = np.random.default_rng(4)
+    n = 150
+    truth = rng.integers(1, 6, n)
+    noise = {"sharp": 0.4, "fuzzy": 1.2, "fuzzier": 1.2}
+    rows = []
+    for judge, sd in noise.items():
+        scores = np.clip(np.rint(truth + rng.normal(0, sd, n)), 1, 5)
+        for i in range(n):
+            if not (judge == "fuzzy" and i % 10 == 0):  # some abstentions
+                rows.append((f"u{i}", judge, float(scores[i])))
+    verdicts = pd.DataFrame(rows, columns=["unit", "judge", "label"])
+    reference = {f"u{i}": float(truth[i]) for i in range(n)}
+    frontier = panel_frontier(
+        verdicts, reference, {"sharp": 5.0, "fuzzy": 1.0, "fuzzier": 1.0},
+        aggregate="mean", resamples=300,
+    )  # fmt: skip
+    table = verdicts.pivot(index="unit", columns="judge", values="label")
+    units = sorted(reference)
+    for panel in frontier.panels:
+        mean = table.loc[units, list(panel.judges)].mean(axis=1).to_numpy()
+        expected = krippendorff.alpha(
+            reliability_data=np.array([[reference[u] for u in units], mean]),
+            level_of_measurement="interval",
+        )
+        assert panel.alpha == pytest.approx(expected, abs=1e-9), panel.judges
+        assert panel.accuracy == pytest.approx(
+            np.mean(np.abs(mean - [reference[u] for u in units]) <= 0.5)
+        )
+    assert frontier.best == ("sharp",)
+    assert "mean scores; Krippendorff alpha (interval)" in frontier.method
+    # Two noisy judges averaged agree better than either alone.
+    both = frontier.panel(("fuzzier", "fuzzy")).alpha
+    assert both > max(frontier.panel(("fuzzy",)).alpha, frontier.panel(("fuzzier",)).alpha)
+
+
+def test_judge_panels_averages_scores_and_names_a_label_that_is_not_one(tmp_path: Path) -> None:
+    verdicts = pd.DataFrame(
+        {"unit": ["u1", "u1", "u2", "u2", "u3", "u3"], "judge": ["a", "b"] * 3,
+         "label": [4, 5, 2, 2, 1, 3]}
+    )  # fmt: skip
+    reference = pd.DataFrame({"unit": ["u1", "u2", "u3"], "label": [5, 2, 2]})
+    verdicts.to_csv(tmp_path / "scores.csv", index=False)
+    reference.to_csv(tmp_path / "reference.csv", index=False)
+    args = ["panels", "--verdicts", str(tmp_path / "scores.csv"), "--reference"]
+    args += [str(tmp_path / "reference.csv"), "--aggregate", "mean", "--resamples", "100"]
+    result = run_cli_here(*args, "--json")
+    assert result.returncode == 0, result.stderr
+    frontier = json.loads(result.stdout)
+    both = next(p for p in frontier["panels"] if p["judges"] == ["a", "b"])
+    assert both["accuracy"] == pytest.approx(1.0)  # means 4.5, 2, 2 within half a point
+    verdicts["label"] = verdicts["label"].astype(object)
+    verdicts.loc[3, "label"] = "good"
+    verdicts.to_csv(tmp_path / "scores.csv", index=False)
+    bad = run_cli_here(*args)
+    assert bad.returncode != 0 and "'good' is not a score" in bad.stderr and "row 4" in bad.stderr

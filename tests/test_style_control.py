@@ -323,7 +323,14 @@ def _verbose_run(root: Path, items: int = 150, **overrides: Any) -> Path:
         root,
         items_file,
         responses,
-        judges=[{"model": "openai/sim-alpha", "base_url": "simulator", "max_connections": 32}],
+        judges=[
+            {
+                "model": "openai/sim-alpha",
+                "base_url": "simulator",
+                "transport": "http",
+                "max_connections": 32,
+            }
+        ],
         simulator={"seed": 5, "noise": 0.3, "verbosity_bias": 0.5},
         compare={"resamples": 1000, "control": ["length", "markdown"]},
         cache=str(root / "cache.sqlite"),
@@ -417,3 +424,25 @@ def test_a_table_with_texts_is_measured(tmp_path: Path) -> None:
     )
     refused = run_cli_here("compare", str(scores), "--control", "length")
     assert refused.returncode != 0 and "needs pairwise judgments" in refused.stderr
+
+
+def test_an_absolute_run_says_why_it_has_no_control(tmp_path: Path) -> None:
+    items, responses = write_dataset(
+        tmp_path,
+        12,
+        {"sys-a": lambda i: _text("a", i, 0.5, 0), "sys-b": lambda i: _text("b", i, 0.6, 2)},
+    )
+    config = write_config(
+        tmp_path,
+        items,
+        responses,
+        rubric="absolute_1to5",
+        judges=[{"model": "openai/sim-alpha", "base_url": "simulator", "transport": "http"}],
+        simulator={"seed": 1},
+        compare={"resamples": 200, "control": ["length"]},
+        cache=str(tmp_path / "cache.sqlite"),
+    )
+    outcome = run_pipeline(load_config(config), tmp_path / "run")
+    comparison = outcome.summary.analysed().comparison
+    assert comparison.controlled is None
+    assert any("compare.control (length) left out" in n for n in comparison.notes)

@@ -161,6 +161,7 @@ def _compare(
     from calibration.compare import compare_table
     from judge.response_style import COLUMNS
 
+    unused = controls if not pairwise else None
     controls = controls if pairwise else None
     if pairwise:
         table = rows[rows["score_a"].notna()]
@@ -181,7 +182,13 @@ def _compare(
         controls=controls or (),
         control_baseline=config.pairs.baseline,  # None unless every pair holds it
     )
-    return report.to_dict()
+    out = report.to_dict()
+    if unused:
+        out["notes"].append(
+            f"compare.control ({', '.join(unused)}) left out: controlling for style needs "
+            "pairwise judgments, and this run scored responses one at a time"
+        )
+    return out
 
 
 def _winner_first(comparison: C) -> C:

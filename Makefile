@@ -31,13 +31,14 @@ install: $(FULL)
 # both orders, calibrate GPT-4 against the expert votes, compare the six systems, write the
 # report (runs/mt-bench-demo/report.html).
 # The demo replays recorded verdicts (nothing is paid), so a demo dir an older demo config left
-# (`judge run` refuses it: exit 2) is rebuilt rather than kept.
+# (`judge run` refuses it: "prepared from a different config") is rebuilt rather than kept.
 demo: $(CORE)
-	@$(BIN)/judge run configs/demo.yaml --quiet; status=$$?; \
-	if [ $$status -eq 2 ] && [ -d runs/mt-bench-demo ]; then \
-		echo "rebuilding runs/mt-bench-demo (left by an older demo config)"; \
+	@err=$$(mktemp); $(BIN)/judge run configs/demo.yaml --quiet 2>$$err; status=$$?; \
+	cat $$err >&2; \
+	if [ $$status -eq 2 ] && grep -q "prepared from a different config" $$err; then \
+		rm -f $$err; echo "rebuilding runs/mt-bench-demo (left by an older demo config)"; \
 		rm -rf runs/mt-bench-demo && $(BIN)/judge run configs/demo.yaml --quiet; \
-	else exit $$status; fi
+	else rm -f $$err; exit $$status; fi
 
 test: $(FULL)
 	$(BIN)/python -m pytest -q

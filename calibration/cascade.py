@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy.stats import binom
 
 
@@ -47,7 +48,7 @@ class Threshold:
     threshold: float | None
     """Decides items with confidence >= this; None: decides nothing."""
     calibration_items: int
-    """Labelled items that reached this level."""
+    """Labelled items that reached this level with a label from its judge."""
     decided: int
     """Of those, decided at this threshold."""
     agreement: float | None
@@ -60,6 +61,11 @@ class Cascade:
     levels: tuple[Threshold, ...]
     target: float
     delta: float
+
+
+def _has_label(level: Level) -> np.ndarray:
+    """Items the level's judge gave a label (None or NaN: it did not)."""
+    return np.array([not pd.isna(label) for label in np.asarray(level.label, dtype=object)])
 
 
 def _binomial_p(errors: int, n: int, allowed: float) -> float:
@@ -86,7 +92,9 @@ def calibrate(
     per_level = delta / len(levels)
     for level in levels:
         conf, right = np.asarray(level.confidence, float), np.asarray(level.label) == human
-        idx = np.flatnonzero(reaching)
+        labelled = _has_label(level)
+        # An item the judge gave no label reaches the next level, whatever its confidence.
+        idx = np.flatnonzero(reaching & labelled)
         order = idx[np.argsort(-conf[idx], kind="stable")]
         chosen: float | None = None
         chosen_p = None
@@ -110,7 +118,7 @@ def calibrate(
             agree = 1 - errors / len(at)
         out.append(Threshold(level.judge, chosen, len(idx), decided, agree, chosen_p))
         if chosen is not None:
-            reaching &= ~(conf >= chosen)
+            reaching &= ~(labelled & (conf >= chosen))
     return Cascade(tuple(out), target, delta)
 
 
@@ -140,7 +148,7 @@ def apply(cascade: Cascade, levels: Sequence[Level]) -> CascadeOutcome:
             spent += level.cost * open_.sum()
         if cut.threshold is None:
             continue
-        take = open_ & (np.asarray(level.confidence, float) >= cut.threshold)
+        take = open_ & _has_label(level) & (np.asarray(level.confidence, float) >= cut.threshold)
         decided_by[take] = i
         label[take] = np.asarray(level.label, dtype=object)[take]
         open_ &= ~take

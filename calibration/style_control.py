@@ -108,7 +108,9 @@ class ControlledRate:
     over the system's judgments has none."""
     longer: float | None
     """Share of the judgments in which the system's response was the longer (None without
-    the length control). Near 0 or 1, equal length is outside the data and the controlled
+    the length control)."""
+    shorter: float | None
+    """... the shorter. Either near 1: equal length is outside the data, and the controlled
     rate an extrapolation (see `StyleControl.notes`)."""
 
 
@@ -216,10 +218,11 @@ def style_controlled(
             ControlledDifference(a, b, fits[a][0].controlled - fits[b][0].controlled, low, high)
         )
     notes = tuple(
-        f"{r.system}'s response was the longer in {r.longer:.0%} of its judgments: its "
+        f"{r.system}'s response was the {side} in {share:.0%} of its judgments: its "
         "controlled rate extrapolates to equal lengths it was seldom judged at"
         for r in (fits[s][0] for s in ranked)
-        if r.longer is not None and not _EXTRAPOLATES < r.longer < 1 - _EXTRAPOLATES
+        for side, share in (("longer", r.longer), ("shorter", r.shorter))
+        if share is not None and share > 1 - _EXTRAPOLATES
     )
     return StyleControl(
         controls=controls,
@@ -247,6 +250,7 @@ class _Oriented(NamedTuple):
     delta: np.ndarray
     """Length difference (zeros without the length control)."""
     longer: float | None
+    shorter: float | None
 
     @property
     def has_length(self) -> int:
@@ -277,11 +281,11 @@ def _oriented(
         return np.where(flip, other, own), np.where(flip, own, other)
 
     columns, names = [np.ones(p.size)], []
-    delta, longer = np.zeros(p.size), None
+    delta, longer, shorter = np.zeros(p.size), None, None
     if "length" in controls:
         own, other = side("length")
         delta = own - other
-        longer = float((delta > 0).mean())
+        longer, shorter = float((delta > 0).mean()), float((delta < 0).mean())
         sd = delta.std(ddof=1) if delta.size > 1 else 0.0
         columns.append(np.tanh(delta / sd) if sd > 0 else np.zeros(p.size))
         names.append("length")
@@ -291,7 +295,7 @@ def _oriented(
             total = own + other
             columns.append(np.divide(own - other, total, out=np.zeros(p.size), where=total > 0))
             names.append(name)
-    return _Oriented(p, np.column_stack(columns), item_index[mine], names, delta, longer)
+    return _Oriented(p, np.column_stack(columns), item_index[mine], names, delta, longer, shorter)
 
 
 def _with_difficulty(oriented: dict[str, _Oriented]) -> dict[str, _Oriented]:
@@ -411,6 +415,7 @@ def _rate(
             if np.ptp(column) > 0
         },
         longer=rows.longer,
+        shorter=rows.shorter,
     )
     return rate, np.where(seen, c, np.nan)
 

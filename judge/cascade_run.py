@@ -107,6 +107,11 @@ def cascade_from_run(
     human_labels = np.array([run.reference[units[i]] for i in labelled], dtype=object)
     shuffled = np.random.default_rng(seed).permutation(labelled.size)
     cut = round(labelled.size * (1 - holdout))
+    if cut < 10 or cut == labelled.size:
+        raise ConfigError(
+            f"--holdout {holdout} of {labelled.size} labelled pairs leaves {cut} to calibrate "
+            f"on and {labelled.size - cut} to check: each needs some (calibration at least 10)"
+        )
     fit, check = shuffled[:cut], shuffled[cut:]
     cascade = calibrate(
         [lv.rows(labelled[fit]) for lv in levels], human_labels[fit], target=target, delta=delta

@@ -72,10 +72,11 @@ def read_run_verdicts(run_dir: Path, human: Path | None = None) -> RunVerdicts:
         raise label_error(exc, judge=run_dir, human=human) from None
     judged["unit"] = judged[UNIT].agg("|".join, axis=1)
     labels["unit"] = labels[UNIT].agg("|".join, axis=1)
-    consistent = table["consistent"].to_numpy()
+    # numpy bools without a null in the column, Python ones (and None) with: read as booleans.
+    consistent = table["consistent"].astype("boolean").fillna(False).to_numpy(dtype=bool)
     orders = table["orders"].to_numpy()
     judged["confidence"] = [
-        0.0 if label is None else 1.0 if c is True else 0.5 if o == 1 else 0.0
+        0.0 if label is None else 1.0 if c else 0.5 if o == 1 else 0.0
         for label, c, o in zip(judged["label"], consistent, orders, strict=True)
     ]
     votes = labels.groupby(["unit", "label"]).size().unstack(fill_value=0)

@@ -64,3 +64,24 @@ def test_the_guarantee_holds_over_random_splits() -> None:
     # item against the strong judge's 10 on every item).
     assert np.mean(coverage) > 0.4
     assert np.mean(cost) < 8.5
+
+
+def test_an_item_without_a_label_is_never_decided_and_goes_on() -> None:
+    """A judge that gave no label on an item cannot decide it, whatever its confidence there
+    (a run's missing verdict is confidence -1, the bottom of the grid): the item reaches the
+    next level, and humans after the last."""
+    n = 200
+    human = np.array(["a"] * n, dtype=object)
+    cheap_label = np.array(["a"] * n, dtype=object)
+    cheap_label[::10] = None  # 20 items without a verdict
+    cheap = Level("cheap", np.where(cheap_label == None, -1.0, 1.0), cheap_label, 1.0)  # noqa: E711
+    strong = Level("strong", np.ones(n), np.array(["a"] * n, dtype=object), 10.0)
+    cascade = calibrate([cheap, strong], human, target=0.6, delta=0.1)
+    assert cascade.levels[0].threshold is not None
+    assert cascade.levels[0].calibration_items == n - 20  # the unlabelled are not its items
+    outcome = apply(cascade, [cheap, strong])
+    assert (outcome.decided_by[::10] == 1).all()  # the strong judge takes them
+    assert outcome.coverage == pytest.approx((0.9, 0.1))
+    assert all(label is not None for label in outcome.label)
+    alone = apply(calibrate([cheap], human, target=0.6, delta=0.1), [cheap])
+    assert (alone.decided_by[::10] == 1).all()  # one level: to humans

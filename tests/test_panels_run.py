@@ -267,3 +267,19 @@ def test_a_panel_level_decides_where_its_members_agree(run_dir: Path) -> None:
     decided = sum(s >= first["threshold"] for s in share.values()) / len(share)
     assert first["coverage"] == pytest.approx(decided)
     assert 0.3 < first["coverage"] < 1  # unanimity decides some pairs, not all
+
+
+def test_a_single_judge_runs_consistent_verdicts_are_confident(demo: Path) -> None:
+    """The demo: one judge, so judgments.jsonl's `consistent` column has no nulls (numpy bools,
+    not Python ones); a verdict both orders gave is still confidence 1."""
+    from judge.run_verdicts import read_run_verdicts
+
+    run = read_run_verdicts(demo)
+    rows = [json.loads(line) for line in (demo / "judgments.jsonl").open()]
+    consistent = sum(r["consistent"] is True and r["winner"] is not None for r in rows)
+    assert consistent > 1000
+    assert int((run.verdicts["confidence"] == 1.0).sum()) == consistent
+    cascade = run_cli_here("cascade", str(demo), "--same-family", "--target", "0.7", "--json")
+    assert cascade.returncode == 0, cascade.stderr
+    (level,) = json.loads(cascade.stdout)["levels"]
+    assert level["threshold"] == 1.0 and level["coverage"] > 0.5

@@ -297,6 +297,12 @@ def test_a_system_always_longer_is_flagged_as_extrapolated() -> None:
     result = style_controlled(table, ["length"], baseline="base", resamples=100)
     assert result.systems[0].longer == 1.0
     assert result.notes and "padded's response was the longer in 100%" in result.notes[0]
+    # Always shorter: as far from equal length. As long on half the items: not at all.
+    swapped = table.assign(length_a=table["length_b"], length_b=table["length_a"])
+    shorter = style_controlled(swapped, ["length"], baseline="base", resamples=100)
+    assert "padded's response was the shorter in 100%" in shorter.notes[0]
+    even = table.assign(length_b=np.where(np.arange(80) % 2, table["length_a"], 10_000))
+    assert style_controlled(even, ["length"], baseline="base", resamples=100).notes == ()
 
 
 # --------------------------------------------------------------------------- a whole run

@@ -136,7 +136,7 @@ def panel_frontier(
     others = [c for c in panels if c != best]
     raw_p = [percentile_p(boot[best] - boot[c]) for c in others]
     adjusted = dict(zip(others, holm(raw_p), strict=True))
-    cost = {c: _panel_cost(c, costs) for c in panels}
+    cost = {c: panel_cost(c, costs) for c in panels}
     tail = (1 - level) / 2
     built = []
     for c in panels:
@@ -248,7 +248,8 @@ def _mean_panels(
     return blocks, correct, labelled
 
 
-def _panel_cost(panel: tuple[str, ...], costs: Mapping[str, float | None]) -> float | None:
+def panel_cost(panel: tuple[str, ...], costs: Mapping[str, float | None]) -> float | None:
+    """The members' costs added; None when one is unknown (never counted as free)."""
     parts = [costs.get(j) for j in panel]
     return None if any(c is None for c in parts) else float(sum(parts))  # type: ignore[arg-type]
 

@@ -12,7 +12,7 @@ Its guarantee holds for pairs exchangeable with the labelled ones: labels chosen
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,7 @@ from scipy.stats import norm
 
 from calibration.cascade import Level, apply, calibrate
 from calibration.correction import wilson
+from calibration.panels import majority, panel_cost
 from judge.errors import ConfigError
 from judge.run_verdicts import UNIT, RunVerdicts, read_run_verdicts
 
@@ -69,8 +70,6 @@ class RunCascade:
     notes: tuple[str, ...]
 
     def to_dict(self) -> dict:
-        from dataclasses import asdict
-
         return asdict(self)
 
 
@@ -212,21 +211,17 @@ def _level(run: RunVerdicts, level: str, index: dict[str, int]) -> Level:
         at = rows["unit"].map(index).to_numpy()
         labels[m, at] = rows["label"].to_numpy()
         confidence[m, at] = np.where(rows["label"].isna(), -1.0, rows["confidence"].to_numpy())
-    costs = [run.costs.get(j) for j in members]
-    cost = None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
+    cost = panel_cost(tuple(members), run.costs)
     if len(members) == 1:
         return Level(level, confidence[0], labels[0], cost)
-    majority = np.full(len(index), None, dtype=object)
-    share = np.full(len(index), -1.0)
-    for u in range(len(index)):
-        given = [lab for lab in labels[:, u] if lab is not None]
-        counts = {lab: given.count(lab) for lab in set(given)}
-        top = max(counts.values(), default=0)
-        winners = [lab for lab, n in counts.items() if n == top]
-        if len(winners) == 1:
-            majority[u] = winners[0]
-            share[u] = ((labels[:, u] == winners[0]) & (confidence[:, u] == 1.0)).mean()
-    return Level(level, share, majority, cost)
+    domain = sorted({lab for lab in labels.ravel() if lab is not None})
+    code = {lab: i for i, lab in enumerate(domain)}
+    codes = np.array([[code.get(lab, -1) for lab in member] for member in labels])
+    chosen = majority(codes, tie=None)  # -1: no label, or no majority
+    agreeing = (codes == chosen) & (confidence == 1.0)
+    share = np.where(chosen >= 0, agreeing.mean(axis=0), -1.0)
+    label = np.array([domain[c] if c >= 0 else None for c in chosen], dtype=object)
+    return Level(level, share, label, cost)
 
 
 def write_queue(cascade: RunCascade, path: Path) -> None:

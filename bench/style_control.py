@@ -27,7 +27,7 @@ from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from calibration.style_control import _Fit, _oriented, newton, style_controlled
+from calibration.style_control import _columns, _Fit, _oriented, newton, style_controlled
 
 
 def planted(items: int, systems: int, seed: int = 0) -> pd.DataFrame:
@@ -82,7 +82,8 @@ def main() -> None:
 
     table = planted(args.items, 1)
     item_ids, index = np.unique(table["item_id"].astype(str), return_inverse=True)
-    rows = _oriented(table, index, "s0", None, ("length", "markdown"))
+    controls = ("length", "markdown")
+    rows = _oriented(_columns(table, controls), index, "s0", None, controls)
     assert rows is not None
     rng = np.random.default_rng(0)
     counts = rng.multinomial(

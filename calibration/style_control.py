@@ -183,15 +183,8 @@ def style_controlled(
             f"{', '.join(controls)} needs {', '.join(needed)}"
         )
     table = table[table["score_a"].notna()]
-    for column in feature_columns(controls):
-        values = pd.to_numeric(table[column], errors="coerce")
-        bad = values.isna() | (values < 0)
-        if bad.any():
-            raise StyleControlError(
-                f"column {column}: {int(bad.sum())} judged rows without a count (a number "
-                f"from 0 up), first at row {_row_number(bad[bad].index[0])}"
-            )
-    systems = sorted(set(table["system_a"].astype(str)) | set(table["system_b"].astype(str)))
+    columns = _columns(table, controls)
+    systems = sorted(set(columns["system_a"]) | set(columns["system_b"]))
     if baseline is not None and baseline not in systems:
         raise StyleControlError(f"baseline {baseline!r} is not among the systems")
     # Items in sorted order: the same draws whatever order the rows or the systems came in.
@@ -200,7 +193,7 @@ def style_controlled(
         system: rows
         for system in systems
         if system != baseline
-        and (rows := _oriented(table, item_index, system, baseline, controls)) is not None
+        and (rows := _oriented(columns, item_index, system, baseline, controls)) is not None
     }
     if not oriented:
         raise StyleControlError("no system has a judgment against another to control")
@@ -257,14 +250,35 @@ class _Oriented(NamedTuple):
         return int(bool(self.names) and self.names[0] == "length")
 
 
+def _columns(table: pd.DataFrame, controls: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The judged rows' columns as arrays, read once for every system: names as text, the
+    score and the controls' counts as numbers (a count that is not one raises, naming the
+    column and its first row)."""
+    columns = {
+        "system_a": table["system_a"].astype(str).to_numpy(),
+        "system_b": table["system_b"].astype(str).to_numpy(),
+        "score_a": table["score_a"].to_numpy(dtype=float),
+    }
+    for column in feature_columns(controls):
+        values = pd.to_numeric(table[column], errors="coerce")
+        bad = values.isna() | (values < 0)
+        if bad.any():
+            raise StyleControlError(
+                f"column {column}: {int(bad.sum())} judged rows without a count (a number "
+                f"from 0 up), first at row {_row_number(bad[bad].index[0])}"
+            )
+        columns[column] = values.to_numpy(dtype=float)
+    return columns
+
+
 def _oriented(
-    table: pd.DataFrame,
+    columns: dict[str, np.ndarray],
     item_index: np.ndarray,
     system: str,
     baseline: str | None,
     controls: tuple[str, ...],
 ) -> _Oriented | None:
-    a, b = table["system_a"].astype(str).to_numpy(), table["system_b"].astype(str).to_numpy()
+    a, b = columns["system_a"], columns["system_b"]
     as_a, as_b = a == system, b == system
     if baseline is not None:
         as_a, as_b = as_a & (b == baseline), as_b & (a == baseline)
@@ -272,30 +286,29 @@ def _oriented(
     if not mine.any():
         return None
     flip = as_b[mine]
-    score = table["score_a"].to_numpy(dtype=float)[mine]
+    score = columns["score_a"][mine]
     p = np.where(flip, 1 - score, score)
 
     def side(name: str) -> tuple[np.ndarray, np.ndarray]:
-        own = table[f"{name}_a"].to_numpy(dtype=float)[mine]
-        other = table[f"{name}_b"].to_numpy(dtype=float)[mine]
+        own, other = columns[f"{name}_a"][mine], columns[f"{name}_b"][mine]
         return np.where(flip, other, own), np.where(flip, own, other)
 
-    columns, names = [np.ones(p.size)], []
+    design, names = [np.ones(p.size)], []
     delta, longer, shorter = np.zeros(p.size), None, None
     if "length" in controls:
         own, other = side("length")
         delta = own - other
         longer, shorter = float((delta > 0).mean()), float((delta < 0).mean())
         sd = delta.std(ddof=1) if delta.size > 1 else 0.0
-        columns.append(np.tanh(delta / sd) if sd > 0 else np.zeros(p.size))
+        design.append(np.tanh(delta / sd) if sd > 0 else np.zeros(p.size))
         names.append("length")
     if "markdown" in controls:
         for name in MARKDOWN:
             own, other = side(name)
             total = own + other
-            columns.append(np.divide(own - other, total, out=np.zeros(p.size), where=total > 0))
+            design.append(np.divide(own - other, total, out=np.zeros(p.size), where=total > 0))
             names.append(name)
-    return _Oriented(p, np.column_stack(columns), item_index[mine], names, delta, longer, shorter)
+    return _Oriented(p, np.column_stack(design), item_index[mine], names, delta, longer, shorter)
 
 
 def _with_difficulty(oriented: dict[str, _Oriented]) -> dict[str, _Oriented]:

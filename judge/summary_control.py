@@ -27,8 +27,8 @@ class ControlledRate(SummaryModel):
     the markdown ones."""
     longer: float | None
     """Share of its judgments in which the system's response was the longer."""
-    shorter: float | None = None
-    """... the shorter (summaries written before this field: None)."""
+    shorter: float | None
+    """... the shorter."""
 
 
 class ControlledDifference(SummaryModel):

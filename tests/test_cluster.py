@@ -121,9 +121,17 @@ def test_a_killed_shard_actor_loses_nothing_and_resends_at_most_what_was_in_flig
                     break
                 time.sleep(0.05)
             time.sleep(settle)
-            if pids and thread.is_alive():
-                os.kill(pids[0], signal.SIGKILL)
+            # Chosen at the kill, not before the settle: an actor listed then may have exited.
+            while thread.is_alive():
+                pids = [p for p in _shard_pids() if p not in victims]
+                if not pids:
+                    break
+                try:
+                    os.kill(pids[0], signal.SIGKILL)
+                except ProcessLookupError:  # gone between the listing and the kill
+                    continue
                 victims.append(pids[0])
+                break
         killed = len(victims)
         thread.join(timeout=120)
         stats = sim.stats()

@@ -394,3 +394,32 @@ def test_an_unused_spare_prepare_process_ends_with_its_parent(how: str) -> None:
     pid, method = done.stdout.split()
     assert method == "fork"
     assert _gone(int(pid), 10), f"the spare prepare process {pid} outlived its parent"
+
+
+def test_the_childs_last_word_is_read_when_it_arrives_as_the_child_ends() -> None:
+    """The child flushes its last event and exits; the parent's wait can give up just before
+    the event lands and then see the exit. It reads on before calling the child silent (a
+    loaded `make test` saw "ended without a word (exit code 0)" from a prepare that had
+    finished)."""
+    import queue
+    import time
+    from types import SimpleNamespace
+
+    from judge.run.prepare_process import PrepareProcess
+
+    events: queue.Queue = queue.Queue()
+    ended = SimpleNamespace(is_alive=lambda: False, exitcode=0)  # already gone
+    prepare = PrepareProcess.__new__(PrepareProcess)
+    PrepareProcess.__init__(prepare, None, SimpleNamespace(path="run"), lambda _: None)  # type: ignore[arg-type]
+    prepare._child = SimpleNamespace(events=events, process=ended)  # type: ignore[assignment]
+    late = threading.Timer(0.3, lambda: events.put(("done", "summary")))  # after the 0.2 s wait
+    late.start()
+    started = time.monotonic()
+    prepare._listen()
+    assert prepare._outcome == {"done": "summary"} and time.monotonic() - started < 1.0
+    # Nothing at all: still the error, after the wait for a last word.
+    silent = PrepareProcess.__new__(PrepareProcess)
+    PrepareProcess.__init__(silent, None, SimpleNamespace(path="run"), lambda _: None)  # type: ignore[arg-type]
+    silent._child = SimpleNamespace(events=queue.Queue(), process=ended)  # type: ignore[assignment]
+    silent._listen()
+    assert "ended without a word (exit code 0)" in str(silent._outcome["error"])

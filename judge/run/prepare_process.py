@@ -35,6 +35,8 @@ if TYPE_CHECKING:  # `start_spare` runs before this process has loaded them
 
 _PR_SET_PDEATHSIG = 1
 _JOB_POLL_S = 0.5
+_LAST_WORD_S = 1.0
+"""How long a parent reads on after its child ended, for what the child wrote last."""
 """How often a waiting child looks whether its parent is still there."""
 
 
@@ -156,14 +158,19 @@ class PrepareProcess:
                 try:
                     kind, value = self._child.events.get(timeout=0.2)
                 except queue.Empty:
-                    if not self._process.is_alive() and self._process.exitcode is not None:
+                    if self._process.is_alive() or self._process.exitcode is None:
+                        continue
+                    try:
+                        # Its last event can reach the pipe just after the wait above gave
+                        # up and before the exit was seen: the child flushes before it ends.
+                        kind, value = self._child.events.get(timeout=_LAST_WORD_S)
+                    except queue.Empty:
                         code = self._process.exitcode
                         self._outcome["error"] = JudgeError(
                             f"the prepare process ended without a word (exit code {code}); "
                             "run again to complete the prepare"
                         )
                         return
-                    continue
                 if kind == "log":
                     self._log(value)
                 elif kind == "stored":

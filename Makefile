@@ -40,7 +40,10 @@ demo: $(CORE)
 		rm -rf runs/mt-bench-demo && $(BIN)/judge run configs/demo.yaml --quiet; \
 	else rm -f $$err; exit $$status; fi
 
+# The suite also needs Chromium and PostgreSQL from the system: .ci/system-deps installs them
+# (apt-get) when absent, or stops at once with the command to run.
 test: $(FULL)
+	@.ci/system-deps
 	$(BIN)/python -m pytest -q
 
 lint: $(FULL)

@@ -77,7 +77,7 @@ def _peak_mb() -> float:
 
 def _record(run: Path, seed: int = 1) -> None:
     """Replies for every request, recorded as a runner would (batches of 500)."""
-    from judge.rundir import RunDir
+    from judge.store.rundir import RunDir
     from judge.types import JudgeResponse, ParseFailure, Usage, Verdict
 
     rng = random.Random(seed)
@@ -112,10 +112,10 @@ def _record(run: Path, seed: int = 1) -> None:
 def child(what: str, directory: Path) -> None:
     """Runs in a fresh process: one step, one JSON line of measurements."""
     import judge
-    from judge.config import load_config
+    from judge.config.run_config import load_config
     from judge.run.lifecycle import finish_run
     from judge.run.outputs import write_outputs
-    from judge.rundir import RunDir
+    from judge.store.rundir import RunDir
 
     config = load_config(directory / "config.yaml")
     run = directory / "run"

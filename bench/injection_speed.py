@@ -4,7 +4,8 @@ The data are the bundled MT-Bench first-turn answers (6 systems), repeated under
 new item ids to --items items (so every item has 6 answers), judged pairwise in both orders by
 one judge (pairs: all). Each round prepares the same config twice into fresh run dirs, once
 as `prepare_run` is and once with the detector replaced by a stub that flags nothing;
-rounds alternate which goes first. Also printed: the detector alone (`judge.injection.scan`),
+rounds alternate which goes first. Also printed: the detector alone
+(`judge.blinding.injection.scan`),
 and its share of each prepare's time measured inside the run (robust to load changes on a
 shared machine, which the side-by-side ratio is not).
 
@@ -27,9 +28,9 @@ from unittest import mock
 
 import yaml
 
-from judge.config import load_config
-from judge.data import load_items, load_responses
-from judge.injection import scan
+from judge.blinding.injection import scan
+from judge.config.run_config import load_config
+from judge.inputs.tables import load_items, load_responses
 from judge.run import prepare_run
 
 _ROOT = Path(__file__).resolve().parents[1]

@@ -1,7 +1,7 @@
 """Streaming 1M responses: throughput and peak RSS of `iter_responses`, against file size.
 
 Writes one responses table per format (JSONL, CSV, Parquet) into a temporary directory, then
-streams each through `judge.data.iter_responses` in a fresh process (peak RSS is a
+streams each through `judge.inputs.tables.iter_responses` in a fresh process (peak RSS is a
 per-process high-water mark) and, for contrast, materialises the JSONL table with
 `load_responses`. Prints rows/s and peak RSS next to the file size.
 
@@ -84,7 +84,7 @@ def _peak_rss_mb() -> float:
 
 def _measure(path: Path, count: int, chunk_rows: int, materialise: bool) -> None:
     """Runs in a child process; prints one JSON line of measurements."""
-    from judge.data import iter_responses, load_responses
+    from judge.inputs.tables import iter_responses, load_responses
 
     items = {f"q{index}" for index in range((count + 999) // 1000)}
     baseline = _peak_rss_mb()

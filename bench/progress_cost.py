@@ -44,11 +44,11 @@ from runner_throughput import LATENCY_S, start_simulator, write_dataset
 CONCURRENCY = 256
 MODES = ("quiet", "lines", "terminal")
 FRAMES_PER_S = 5
-"""How often the terminal bar draws (`judge.progress`: rich's `refresh_per_second`)."""
+"""How often the terminal bar draws (`judge.cli.progress`: rich's `refresh_per_second`)."""
 
 
 def _config(sim: str, root: Path) -> Any:
-    from judge.config import RunConfig
+    from judge.config.run_config import RunConfig
 
     return RunConfig.model_validate(
         {
@@ -76,10 +76,10 @@ def _config(sim: str, root: Path) -> Any:
 def child(mode: str, sim: str, root: Path, n: int) -> dict[str, Any]:
     import aiohttp  # noqa: F401  - warm imports, as in a long-lived process
 
-    from judge.progress import progress_display
+    from judge.cli.progress import progress_display
+    from judge.judging.tally import Progress, Tally
     from judge.run.execute import execute, progress_of
-    from judge.rundir import RunDir
-    from judge.tally import Progress, Tally
+    from judge.store.rundir import RunDir
 
     config = _config(sim, root)
     work = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=root))
@@ -167,10 +167,10 @@ def refresh_cost(run_dir: Path, repeat: int = 20_000) -> dict[str, float]:
     own thread); milliseconds per `progress_of` on a judged store (each refresh, before)."""
     from multiprocessing import get_context
 
-    from judge.progress import progress_display
+    from judge.cli.progress import progress_display
+    from judge.judging.tally import Board, Counts, Tally
     from judge.run.execute import progress_of
-    from judge.rundir import RunDir
-    from judge.tally import Board, Counts, Tally
+    from judge.store.rundir import RunDir
 
     with RunDir(run_dir).open_store() as store:
         t = time.perf_counter()

@@ -30,8 +30,8 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-from judge.blinding import blind_responses, new_secret
-from judge.scrubber import Scrubber
+from judge.blinding.blind import blind_responses, new_secret
+from judge.blinding.scrubber import Scrubber
 from judge.types import ChatMessage, Response
 
 _ROOT = Path(__file__).resolve().parents[1]

@@ -1,6 +1,7 @@
 """Both presentation orders of one pairwise comparison -> one judgment.
 
-The rule is the runner's (`judge.aggregate` calls `combine_orders`), so a judge table brought in
+The rule is the runner's (`judge.analysis.aggregate` calls `combine_orders`), so a judge table
+brought in
 with an `order` column is combined exactly as a run combines its own two requests: both orders
 agree -> that label; they disagree -> a tie (or no judgment, with `inconsistent="drop"`); one
 order has no verdict -> the other stands alone.

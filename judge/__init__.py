@@ -36,30 +36,30 @@ def _installed_version() -> str:
 __version__ = _installed_version()
 
 _LAZY = {
-    "RunConfig": "judge.config",
-    "JudgeSpec": "judge.config",
-    "load_config": "judge.config",
-    "load_items": "judge.data",
-    "load_responses": "judge.data",
-    "iter_responses": "judge.data",
-    "Scrubber": "judge.scrubber",
-    "blind_responses": "judge.blinding",
-    "make_pairs": "judge.blinding",
-    "new_secret": "judge.blinding",
-    "Rubric": "judge.rubrics",
-    "load_rubric": "judge.rubrics",
-    "render_pairwise": "judge.rubrics",
-    "render_absolute": "judge.rubrics",
-    "parse_reply": "judge.parsing",
-    "RunStore": "judge.store",
+    "RunConfig": "judge.config.run_config",
+    "JudgeSpec": "judge.config.run_config",
+    "load_config": "judge.config.run_config",
+    "load_items": "judge.inputs.tables",
+    "load_responses": "judge.inputs.tables",
+    "iter_responses": "judge.inputs.tables",
+    "Scrubber": "judge.blinding.scrubber",
+    "blind_responses": "judge.blinding.blind",
+    "make_pairs": "judge.blinding.blind",
+    "new_secret": "judge.blinding.blind",
+    "Rubric": "judge.rubric.rubrics",
+    "load_rubric": "judge.rubric.rubrics",
+    "render_pairwise": "judge.rubric.rubrics",
+    "render_absolute": "judge.rubric.rubrics",
+    "parse_reply": "judge.rubric.parsing",
+    "RunStore": "judge.store.run_store",
     "family_of": "judge.families",
     "eligible_judges": "judge.families",
     "prepare_run": "judge.run",
     "run_pipeline": "judge.run",
     "finish_run": "judge.run",
-    "RunDir": "judge.rundir",
-    "RenderLimits": "judge.limits",
-    "render_limits": "judge.templates",
+    "RunDir": "judge.store.rundir",
+    "RenderLimits": "judge.config.limits",
+    "render_limits": "judge.rubric.templates",
 }
 
 __all__ = [
@@ -98,18 +98,18 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from judge.blinding import blind_responses, make_pairs, new_secret
-    from judge.config import JudgeSpec, RunConfig, load_config
-    from judge.data import iter_responses, load_items, load_responses
+    from judge.blinding.blind import blind_responses, make_pairs, new_secret
+    from judge.blinding.scrubber import Scrubber
+    from judge.config.limits import RenderLimits
+    from judge.config.run_config import JudgeSpec, RunConfig, load_config
     from judge.families import eligible_judges, family_of
-    from judge.limits import RenderLimits
-    from judge.parsing import parse_reply
-    from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
+    from judge.inputs.tables import iter_responses, load_items, load_responses
+    from judge.rubric.parsing import parse_reply
+    from judge.rubric.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
+    from judge.rubric.templates import render_limits
     from judge.run import finish_run, prepare_run, run_pipeline
-    from judge.rundir import RunDir
-    from judge.scrubber import Scrubber
-    from judge.store import RunStore
-    from judge.templates import render_limits
+    from judge.store.run_store import RunStore
+    from judge.store.rundir import RunDir
 
 
 def __getattr__(name: str) -> Any:

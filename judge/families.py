@@ -14,7 +14,7 @@ from judge.errors import ConfigError
 from judge.normalise import fold
 
 if TYPE_CHECKING:
-    from judge.config import JudgeSpec
+    from judge.config.run_config import JudgeSpec
 
 # Ordered: the first pattern that matches the (provider-stripped, lower-cased) name wins.
 # Fine-tunes named after their base (vicuna, alpaca) are their own family: they were trained

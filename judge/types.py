@@ -17,7 +17,7 @@ Label = Literal["A", "B", "tie"]
 """A pairwise verdict, in terms of the *presented* slots of one request."""
 
 PANEL = "panel"
-"""The `judge` of the judgments that combine several judges' (`judge.aggregate`)."""
+"""The `judge` of the judgments that combine several judges' (`judge.analysis.aggregate`)."""
 
 
 class _Record(BaseModel):
@@ -95,12 +95,12 @@ class ScrubReport(_Record):
     by_rule: dict[str, int]
     by_system_rule: dict[str, dict[str, int]]
     by_kind: dict[str, int] = Field(default_factory=dict)
-    """Markers per kind (`judge.scrubber.KINDS`: plain, disguised, self_introduction,
+    """Markers per kind (`judge.blinding.scrubber.KINDS`: plain, disguised, self_introduction,
     signature); empty in reports written before kinds were counted."""
 
 
 class InjectionReport(_Record):
-    """Responses whose text addresses the judge (`judge.injection`): counts per system and
+    """Responses whose text addresses the judge (`judge.blinding.injection`): counts per system and
     rule, and the rule per flagged response by opaque id, never the text. Flagged responses
     are judged as written: this records, it does not remove."""
 
@@ -110,7 +110,7 @@ class InjectionReport(_Record):
     by_system: dict[str, int]
     by_system_rule: dict[str, dict[str, int]]
     flags: dict[str, str] = Field(default_factory=dict)
-    """blind_id -> the rule that fired (`judge.injection.RULES`)."""
+    """blind_id -> the rule that fired (`judge.blinding.injection.RULES`)."""
 
 
 class Verdict(_Record):

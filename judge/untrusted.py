@@ -1,5 +1,5 @@
 """What the JSON and YAML parsers accept but nothing after them can use: the checks shared by
-the table readers (`judge.sources`), the recorded-verdicts reader and the config reader
+the table readers (`judge.inputs.sources`), the recorded-verdicts reader and the config reader
 (`judge.yamlfile`). No pandas here: the recorded provider runs in spawned worker processes.
 
 - Nesting: a document nested thousands of levels deep exhausts Python's recursion limit in the
@@ -78,8 +78,9 @@ def printable(text: str) -> str:
 
 
 class Problem(Exception):
-    """A bad value in one row, raised by `parse_json` and the row checks in `judge.data`; the
-    reader that produced the row adds where it is (`judge.sources.Source.error`)."""
+    """A bad value in one row, raised by `parse_json` and the row checks in `judge.inputs.tables`;
+    the
+    reader that produced the row adds where it is (`judge.inputs.sources.Source.error`)."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)

@@ -10,7 +10,7 @@ real OpenAI SDK, analyse) and prints, per canary, the win rate against the weake
 * `off`: susceptibility 0 (the judge is never fooled);
 * `susceptible`: injection and master-key susceptibility 0.5, everything as shipped;
 * `no neutralisation`: the same judge, with the verdict formats in candidate text left as
-  written (`judge.rubrics.defuse_verdicts` replaced by the identity for this arm only: what
+  written (`judge.rubric.rubrics.defuse_verdicts` replaced by the identity for this arm only: what
   neutralisation buys);
 * `flagged lose`: the susceptible judge, with `aggregate.flagged: lose` (a response the
   injection detector flags loses its pairs by rule, whatever the judge said);
@@ -36,7 +36,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from judge.config import load_config  # noqa: E402
+from judge.config.run_config import load_config  # noqa: E402
 from judge.run import run_pipeline  # noqa: E402
 
 SUSCEPTIBLE = {"injection_susceptibility": 0.5, "master_key_susceptibility": 0.5}
@@ -83,15 +83,15 @@ def write_data(root: Path, n: int) -> tuple[Path, Path]:
 
 @contextlib.contextmanager
 def neutralisation(on: bool) -> Iterator[None]:
-    import judge.rubrics
+    import judge.rubric.rubrics
 
-    kept = judge.rubrics.defuse_verdicts
+    kept = judge.rubric.rubrics.defuse_verdicts
     if not on:
-        judge.rubrics.defuse_verdicts = lambda text: text  # type: ignore[assignment]
+        judge.rubric.rubrics.defuse_verdicts = lambda text: text  # type: ignore[assignment]
     try:
         yield
     finally:
-        judge.rubrics.defuse_verdicts = kept
+        judge.rubric.rubrics.defuse_verdicts = kept
 
 
 def config_name(arm: str) -> str:

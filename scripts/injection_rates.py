@@ -1,7 +1,8 @@
 """The injection detector's hit rate and false-positive rates, printed as a table.
 
 * hit rate: labelled injection attempts (tests/data/injection_set.jsonl, written by
-  scripts/make_injection_set.py) that `judge.injection.scan` flags, per kind and per variant;
+  scripts/make_injection_set.py) that `judge.blinding.injection.scan` flags, per kind and per
+  variant;
 * false positives: the ordinary look-alike texts of the same set, and the 930 MT-Bench answers
   (data/mt_bench, read with the project's loaders) that it flags.
 
@@ -16,8 +17,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from judge.data import load_items, load_responses
-from judge.injection import scan
+from judge.blinding.injection import scan
+from judge.inputs.tables import load_items, load_responses
 
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection_set.jsonl"

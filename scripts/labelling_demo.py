@@ -115,9 +115,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
-    from judge.rundir import RunDir
     from judge.service.auth import create_token
     from judge.service.db import make_engine
+    from judge.store.rundir import RunDir
 
     root = Path(tempfile.mkdtemp(prefix="labelling-demo-"))
     db = f"sqlite:///{root / 'service.sqlite'}"

@@ -5,7 +5,7 @@ its cost relative to GPT-4 alone, the frontier, and the recommendation.
 
 Cost per judgment: two requests (both orders) of ~500 input tokens (LLMBar's instruction and
 outputs average 1,212 characters, plus the prompt) and ~8 output tokens, priced by
-judge.pricing from LiteLLM's table (gpt-4-0613, gpt-3.5-turbo-1106, Bedrock's Llama 2 70B
+judge.judging.pricing from LiteLLM's table (gpt-4-0613, gpt-3.5-turbo-1106, Bedrock's Llama 2 70B
 chat); ChatGPT-0301 at OpenAI's list price for gpt-3.5-turbo-0301 ($2 per million tokens in
 and out), which the table lacks; PaLM 2 and Falcon have no price here: unknown, never 0.
 
@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from calibration.panels import panel_frontier  # noqa: E402
-from judge.config import JudgeSpec  # noqa: E402
-from judge.pricing import price  # noqa: E402
+from judge.config.run_config import JudgeSpec  # noqa: E402
+from judge.judging.pricing import price  # noqa: E402
 from judge.types import Usage  # noqa: E402
 
 PRICED = {

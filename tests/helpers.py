@@ -29,7 +29,8 @@ def run_cli(
 
 
 def run_cli_here(*args: str, cwd: Path | None = None, timeout: float = 120) -> Any:
-    """The same entry point as `run_cli` (`judge.cli.main`: parsing, the command, the mapping of
+    """The same entry point as `run_cli` (`judge.cli.main.main`: parsing, the command, the mapping
+    of
     errors to one line and an exit status), called in this process: no interpreter start-up,
     for the many input-checking cases whose work takes milliseconds. `timeout` is accepted for
     symmetry and unused. Use `run_cli` where a separate process matters (signals, locks held by
@@ -37,7 +38,7 @@ def run_cli_here(*args: str, cwd: Path | None = None, timeout: float = 120) -> A
     import contextlib
     import io
 
-    from judge.cli import main
+    from judge.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     saved_argv, saved_cwd = sys.argv, Path.cwd()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from itertools import groupby
 
-from judge.aggregate import Aggregation, PairJudgment
-from judge.config import AggregateConfig
-from judge.judge_stats import JudgeStats
-from judge.result_rows import ResultRow
+from judge.analysis.aggregate import Aggregation, PairJudgment
+from judge.analysis.judge_stats import JudgeStats
+from judge.config.run_config import AggregateConfig
+from judge.store.result_rows import ResultRow
 from judge.types import BlindingKey
 
 KEY = BlindingKey(
@@ -53,7 +53,7 @@ def result(pair: str, order: str, label: str | None, judge: str = "openai/j") ->
 def aggregate_pairwise(
     results: list[ResultRow], config: AggregateConfig
 ) -> tuple[list[PairJudgment], dict[str, JudgeStats]]:
-    """The results in the order the store gives them (`judge.result_rows.by_item`), an item
+    """The results in the order the store gives them (`judge.store.result_rows.by_item`), an item
     at a time, through one `Aggregation`."""
     aggregation = Aggregation(KEY, config, panel=len({r.judge for r in results}) > 1)
     ordered = sorted(results, key=lambda r: (r.item_id, r.pair_id, r.judge, r.order))

@@ -14,12 +14,12 @@ import pytest
 
 from judge.batch.engine import make_api
 from judge.batch.ledger import Ledger, custom_id, new_batch_id
-from judge.config import load_config
+from judge.config.run_config import load_config
 from judge.providers.base import ProviderCall
 from judge.run import prepare_run, run_pipeline
-from judge.rundir import RunDir
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.store import RunStore
+from judge.store.run_store import RunStore
+from judge.store.rundir import RunDir
 from tests.test_runner import judge_entry, judgments, quality, write_config, write_dataset
 
 PROVIDERS = ["openai/sim-alpha", "anthropic/sim-beta"]
@@ -200,8 +200,8 @@ def test_the_budget_counts_a_submitted_batch_as_committed(tmp_path: Path) -> Non
             ledger = Ledger(store)
             first = [q.request for q in ledger.queued(judge["model"], 0, 40)]
         from judge.batch.engine import BatchEngine  # noqa: F401 - the engine's own estimate
-        from judge.estimate import estimate_tokens, max_tokens
-        from judge.pricing import price
+        from judge.judging.cost_estimate import estimate_tokens, max_tokens
+        from judge.judging.pricing import price
         from judge.types import Usage
 
         spec = config.judges[0]
@@ -233,7 +233,7 @@ def test_a_partial_batch_held_for_the_prepare_is_planned_once_the_prepare_ends(
     import threading
 
     from judge.batch.engine import BatchEngine
-    from judge.runner import Runner
+    from judge.judging.runner import Runner
 
     items, responses = dataset(tmp_path, 5)
     with running_simulator(SimulatorConfig(seed=2)) as sim:

@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from judge.blinding import blind_responses, make_pairs, new_secret, opaque_id, pair_id
+from judge.blinding.blind import blind_responses, make_pairs, new_secret, opaque_id, pair_id
+from judge.blinding.scrubber import DEFAULT_PLACEHOLDER, RULES, Scrubber
 from judge.errors import ConfigError, DataError
-from judge.scrubber import DEFAULT_PLACEHOLDER, RULES, Scrubber
 from judge.types import ChatMessage, Response
 
 R = DEFAULT_PLACEHOLDER

@@ -1,4 +1,4 @@
-"""Canary controls (`judge.canaries`): the canary texts, padding and sampling, the config's
+"""Canary controls (`judge.blinding.canaries`): the canary texts, padding and sampling, the config's
 refusals, a prepare whose real requests are untouched by the canaries (interleaved with them;
 no flagged answer an opponent; multi-turn canaries with turns of their own; texts in the
 config hash), and whole runs against the judge simulator over real HTTP (unfooled, fooled by
@@ -18,9 +18,14 @@ from typing import Any
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
-from judge import canaries as canaries_module
-from judge.aggregate import PairJudgment, ScoreJudgment, flagged_lose_pair, flagged_lose_score
-from judge.canaries import (
+from judge.analysis.aggregate import (
+    PairJudgment,
+    ScoreJudgment,
+    flagged_lose_pair,
+    flagged_lose_score,
+)
+from judge.blinding import canaries as canaries_module
+from judge.blinding.canaries import (
     MASTER_KEY,
     MASTER_KEY_TEXT,
     NULL_MODEL,
@@ -32,17 +37,17 @@ from judge.canaries import (
     recorded_texts,
     sample_items,
 )
-from judge.config import load_config
+from judge.blinding.injection import detect
+from judge.config.run_config import load_config
 from judge.errors import ConfigError, LimitError
-from judge.injection import detect
+from judge.rubric.verdict_forms import defuse_verdicts
 from judge.run import run_pipeline
-from judge.run.canaries import _weakest, canary_section
+from judge.run.analyse_canaries import _weakest, canary_section
 from judge.run.lifecycle import failed_gates, status_of
 from judge.run.prepare import prepare_run
-from judge.rundir import RunDir
-from judge.store import RunStore
-from judge.summary_canary import Canaries
-from judge.verdict_forms import defuse_verdicts
+from judge.store.run_store import RunStore
+from judge.store.rundir import RunDir
+from judge.summary.canary import Canaries
 from tests.helpers import run_cli_here
 from tests.test_report import _page_problems, _traced
 from tests.test_runner import SECRET, quality, write_config, write_dataset
@@ -924,7 +929,7 @@ def test_judge_show_traces_canary_and_absolute_judgments(
     """`judge show` reads canary_judgments.jsonl beside judgments.jsonl (a fooled canary is
     what an auditor traces first), and an absolute rubric's score rows; every text it prints
     is escaped, names included."""
-    from judge.trail import item_trail, render_trail
+    from judge.cli.trail import item_trail, render_trail
     from judge.untrusted import inert
 
     trail = item_trail(master_key_run.rundir, "q0", [MASTER_KEY])

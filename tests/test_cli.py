@@ -24,7 +24,7 @@ def test_help_lists_commands() -> None:
 
 def test_importing_judge_does_not_import_litellm_or_sdks() -> None:
     code = (
-        "import sys, judge, judge.cli, judge.run; "
+        "import sys, judge, judge.cli.main, judge.run; "
         "heavy = [m for m in ('litellm', 'openai', 'anthropic') if m in sys.modules]; "
         "assert not heavy, heavy"
     )
@@ -166,7 +166,7 @@ def test_version_is_the_installed_distributions() -> None:
 def test_simulate_and_serve_default_to_different_ports() -> None:
     from typer.main import get_command
 
-    from judge.cli import app
+    from judge.cli.main import app
 
     commands = get_command(app).commands  # type: ignore[attr-defined]
     ports = {
@@ -204,7 +204,7 @@ class Block:
         if name.split(".")[0] in blocked:
             raise ImportError(name)
 sys.meta_path.insert(0, Block())
-from judge.cli import main
+from judge.cli.main import main
 sys.argv = ["judge", *sys.argv[1:]]
 main()
 """

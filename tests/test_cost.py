@@ -1,4 +1,5 @@
-"""What a run will cost (`judge.estimate`, `--dry-run`) and what it cost (`judge.run.spend`,
+"""What a run will cost (`judge.judging.cost_estimate`, `--dry-run`) and what it cost
+(`judge.run.spend`,
 the summary's `costs`, the report's Cost table).
 
 Runs are prepared for real (`tests.outputs_runs`: judges at an unroutable address) and their
@@ -14,20 +15,20 @@ from typing import Any
 import pytest
 import yaml
 
-from judge import estimate
-from judge.config import RunConfig, load_config
-from judge.console import print_dry_run
-from judge.estimate import estimate_run, estimate_tokens
+from judge.cli.console import print_dry_run
+from judge.config.run_config import RunConfig, load_config
+from judge.judging import cost_estimate as estimate
+from judge.judging.cost_estimate import estimate_run, estimate_tokens
 from judge.report.blocks import to_markdown
 from judge.report.cost_section import cost_blocks
 from judge.report.format import traced
-from judge.rubrics import BUILTIN_DIR
+from judge.rubric.rubrics import BUILTIN_DIR
 from judge.run import dry_run
 from judge.run.outputs import write_outputs
 from judge.run.prepare import prepare_run
 from judge.run.spend import _SELECT, realised_costs
-from judge.rundir import RunDir
-from judge.summary import RunSummary
+from judge.store.rundir import RunDir
+from judge.summary.run_summary import RunSummary
 from judge.types import JudgeRequest, JudgeResponse, ParseFailure, Usage, Verdict
 from tests.outputs_runs import config_for
 

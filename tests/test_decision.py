@@ -16,8 +16,8 @@ import pytest
 
 from judge.report.format import counted
 from judge.run.answer import answer, trust_reason
-from judge.summary import Answer, GateOutcome, RunSummary
-from judge.summary_canary import Canaries
+from judge.summary.canary import Canaries
+from judge.summary.run_summary import Answer, GateOutcome, RunSummary
 
 
 def _summary(run_dir: Path) -> dict[str, Any]:
@@ -140,7 +140,7 @@ def test_a_ranking_without_a_fit_still_decides() -> None:
 
     from calibration.compare import compare_table
     from judge.run.analyse import _decision
-    from judge.summary import RunComparison
+    from judge.summary.run_summary import RunComparison
 
     rows = [
         {"item_id": f"q{i}", "system_a": a, "system_b": b, "score_a": 1.0}

@@ -129,7 +129,7 @@ def test_first_screen_in_headless_chromium(gated: Gated, tmp_path: Path) -> None
     badge end above the fold (laid out by Chromium, measured in its DOM), and the screenshot of
     that screen shows the badges' colours on the rows the DOM puts them."""
     if shutil.which("chromium") is None:
-        pytest.fail("chromium is not installed: `apt-get install chromium` (.ci/run does)")
+        pytest.fail("chromium is not installed: `apt-get install chromium` (make test does)")
     shot = tmp_path / "first_screen.png"
     layout = first_screen(gated.run_dir, shot)
     keep_artefact(shot, "report_first_screen_failing_gate.png")

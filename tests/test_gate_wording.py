@@ -1,4 +1,5 @@
-"""The Decision section's gate sentences (`judge.report.decision`) on gates whose numbers are
+"""The Decision section's gate sentences (`judge.report.decision_section`) on gates whose numbers
+are
 set by hand: what more human labels would do, said the way the non-inferiority test decides it
 (`calibration.trust_gate.non_inferiority`: the interval narrows around the gap as keys grow)."""
 
@@ -7,8 +8,8 @@ from __future__ import annotations
 from calibration.estimate import Estimate
 from calibration.jsonable import jsonable
 from calibration.trust_gate import evaluate_gate
-from judge.report.decision import _gate_explanation
-from judge.summary_gate import TrustGate
+from judge.report.decision_section import _gate_explanation
+from judge.summary.gate import TrustGate
 
 
 def _est(value: float | None, low: float | None, high: float | None) -> Estimate:

@@ -20,9 +20,9 @@ from scipy.stats import binomtest
 from calibration.compare import compare_table
 from calibration.pairs import items_to_tell_apart
 from judge.report.blocks import Bullets, Para
-from judge.report.decision import decision_section
+from judge.report.decision_section import decision_section
 from judge.run.analyse import _decision
-from judge.summary import RunComparison
+from judge.summary.run_summary import RunComparison
 
 
 def test_all_wins_need_the_units_the_sign_test_needs() -> None:

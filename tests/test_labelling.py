@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from judge.errors import ConfigError, DataError
 from judge.labelling import offline, sample, session, status
 from judge.labelling.task import TaskSpec, build_queue, create_task
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 from tests.helpers import MT_BENCH, REPO, run_cli_here
 
 FLOOR = 0.05  # TaskSpec's default floor and uniform share, restated for the references
@@ -523,7 +523,7 @@ def test_sample_threshold_and_inclusion_of_a_labelled_prefix(fresh: RunDir) -> N
 
 def test_every_pair_settled_means_inclusion_one(tmp_path: Path) -> None:
     # A queue holding the whole pool, every pair labelled: each was certain to be (no cut).
-    from judge.labelling.store import LabelStore, QueueRow
+    from judge.labelling.label_store import LabelStore, QueueRow
 
     with LabelStore(tmp_path / "labelling.sqlite") as store:
         queue = [QueueRow(f"p{i}", f"q{i}", i, 0.5 + i, 0.1 * (i + 1), i % 2) for i in range(3)]

@@ -1,4 +1,4 @@
-"""Judge requests per run (judge/limits.py): counted without pairing or rendering, equal to
+"""Judge requests per run (judge/config/limits.py): counted without pairing or rendering, equal to
 what `prepare_run` renders, and refused before the run store exists."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from judge.config import RunConfig
+from judge.config.run_config import RunConfig
 from judge.errors import LimitError
 from judge.run import prepare_run
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 
 SYSTEMS = ["gpt-4o", "llama-2-13b", "mystery-model", "mistral-7b", "claude-3-haiku"]
 JUDGES = [

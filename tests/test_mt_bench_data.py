@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from judge.data import load_items, load_responses
+from judge.inputs.tables import load_items, load_responses
 from tests.helpers import MT_BENCH, REPO
 
 

@@ -6,9 +6,9 @@ import unicodedata
 
 import pytest
 
+from judge.blinding.scrubber import DEFAULT_PLACEHOLDER, Scrubber
 from judge.families import family_of
 from judge.normalise import disguised, normalise
-from judge.scrubber import DEFAULT_PLACEHOLDER, Scrubber
 
 R = DEFAULT_PLACEHOLDER
 

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge import result_rows
-from judge.config import load_config
+from judge.config.run_config import load_config
 from judge.run.outputs import write_outputs
-from judge.rundir import RunDir
+from judge.store import result_rows
+from judge.store.rundir import RunDir
 from tests.outputs_runs import GOLDEN, OUTPUT_FILES, RUNS, build, finished, summary_part
 
 
@@ -97,7 +97,7 @@ def test_a_failure_while_writing_leaves_the_previous_files(
 ) -> None:
     rundir = finished(tmp_path, "pairwise")
     before = {f: (rundir.path / f).read_bytes() for f in OUTPUT_FILES}
-    from judge.judgment_files import JudgmentsWriter
+    from judge.store.judgment_files import JudgmentsWriter
 
     calls = 0
     add = JudgmentsWriter.add

@@ -15,7 +15,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from judge.config import load_config
+from judge.config.run_config import load_config
 from judge.run import run_pipeline
 from tests.helpers import run_cli_here
 from tests.test_runner import quality, write_config, write_dataset
@@ -272,7 +272,7 @@ def test_a_panel_level_decides_where_its_members_agree(run_dir: Path) -> None:
 def test_a_single_judge_runs_consistent_verdicts_are_confident(demo: Path) -> None:
     """The demo: one judge, so judgments.jsonl's `consistent` column has no nulls (numpy bools,
     not Python ones); a verdict both orders gave is still confidence 1."""
-    from judge.run_verdicts import read_run_verdicts
+    from judge.analysis.run_verdicts import read_run_verdicts
 
     run = read_run_verdicts(demo)
     rows = [json.loads(line) for line in (demo / "judgments.jsonl").open()]

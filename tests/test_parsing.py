@@ -1,4 +1,4 @@
-"""Judge reply parsing (judge/parsing.py): JSON first, then the common free-text forms; every
+"""Judge reply parsing (judge/rubric/parsing.py): JSON first, then the common free-text forms; every
 reply that yields no verdict is a ParseFailure with a reason."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from judge.parsing import EXCERPT_CHARS, parse_reply, repair_prompt
-from judge.rubrics import Rubric, load_rubric
+from judge.rubric.parsing import EXCERPT_CHARS, parse_reply, repair_prompt
+from judge.rubric.rubrics import Rubric, load_rubric
 from judge.types import ParseFailure, Verdict
 
 PAIR = load_rubric("pairwise_general")

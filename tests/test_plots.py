@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from judge.plots import judge_bias_figure
-from judge.summary import JudgeBehaviour
+from judge.report.plots import judge_bias_figure
+from judge.summary.run_summary import JudgeBehaviour
 
 
 def _behaviour(

@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from judge.config import load_config
+from judge.config.run_config import load_config
 from judge.errors import ConfigError
 from judge.hashing import content_hash
 from judge.run import run_pipeline
 from judge.run.prepare import prepare_locked, prepare_run
 from judge.run.prepared import HOW_SENT_KEYS
-from judge.rundir import RunDir
 from judge.simulator import SimulatorConfig, running_simulator
+from judge.store.rundir import RunDir
 from tests.helpers import REPO
 from tests.test_runner import judge_entry, write_config, write_dataset
 
@@ -201,9 +201,9 @@ def test_judging_starts_before_prepare_ends(tmp_path: Path) -> None:
 _KILLED_PARENT = """
 import os, signal, sys
 from pathlib import Path
-from judge.config import load_config
+from judge.config.run_config import load_config
 from judge.errors import ConfigError
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 from judge.run.prepare_process import PrepareProcess
 
 config = load_config(sys.argv[1])

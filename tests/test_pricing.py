@@ -1,4 +1,4 @@
-"""`judge.pricing`: the rate card of a judge (config first, else LiteLLM's price table, else
+"""`judge.judging.pricing`: the rate card of a judge (config first, else LiteLLM's price table, else
 the fallbacks) and the price of a reply's usage, synchronous and batch.
 
 The reference is LiteLLM's price table itself, read here as plain JSON (the file
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from judge.config import JudgeSpec
-from judge.pricing import PER_MTOK, Rates, price, price_table_path, rate_card, unpriced
+from judge.config.run_config import JudgeSpec
+from judge.judging.pricing import PER_MTOK, Rates, price, price_table_path, rate_card, unpriced
 from judge.types import Usage
 
 

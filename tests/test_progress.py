@@ -21,13 +21,13 @@ from typing import Any
 
 import pytest
 
-from judge.config import load_config
-from judge.progress import progress_display
+from judge.cli.progress import progress_display
+from judge.config.run_config import load_config
+from judge.judging.tally import Progress, Tally
 from judge.run import run_pipeline
 from judge.run.execute import progress_of
-from judge.rundir import RunDir
 from judge.simulator import LatencyConfig, SimulatorConfig, running_simulator
-from judge.tally import Progress, Tally
+from judge.store.rundir import RunDir
 from tests.test_runner import judge_entry, write_config
 
 ITEMS = 24

@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.errors import ConfigError, ProviderError
-from judge.parsing import output_schema, parse_reply
-from judge.pricing import price, price_table_path
+from judge.judging.pricing import price, price_table_path
 from judge.providers import Provider, ProviderCall, make_provider
 from judge.providers._common import retry_after_from
-from judge.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
+from judge.rubric.parsing import output_schema, parse_reply
+from judge.rubric.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
 from judge.simulator import SimulatorConfig, SimulatorHandle, simulator_fixture
 from judge.types import BlindedResponse, ChatMessage, Item, JudgeRequest, Usage, Verdict
 
@@ -376,7 +376,7 @@ async def test_litellm_reaches_an_openai_compatible_server(simulator: SimulatorH
         verdict = parse_reply(reply.text, _PAIRWISE)
         assert isinstance(verdict, Verdict) and verdict.label == "A"
         assert reply.usage.input_tokens > 100 and reply.provider_request_id
-        # LiteLLM prices from the same table as judge.pricing.
+        # LiteLLM prices from the same table as judge.judging.pricing.
         assert reply.cost_usd == pytest.approx(price(spec.model, reply.usage, spec))
         simulator.update(rate_429=1.0, retry_after_s=0.25)
         exc = await _failure(provider, _call())
@@ -449,9 +449,9 @@ def test_importing_the_factory_and_pricing_imports_no_sdk() -> None:
     result = _python(
         """
         import sys
-        import judge.providers.factory, judge.providers, judge.pricing
-        from judge.config import JudgeSpec
-        from judge.pricing import price
+        import judge.providers.factory, judge.providers, judge.judging.pricing
+        from judge.config.run_config import JudgeSpec
+        from judge.judging.pricing import price
         from judge.types import Usage
         spec = JudgeSpec(model="openai/gpt-4.1-mini")
         assert price(spec.model, Usage(input_tokens=10), spec) > 0  # reads the table file
@@ -468,7 +468,7 @@ def test_a_missing_sdk_names_the_install_command() -> None:
         """
         import sys
         sys.modules["litellm"] = sys.modules["openai"] = None
-        from judge.config import JudgeSpec
+        from judge.config.run_config import JudgeSpec
         from judge.errors import ProviderError
         from judge.providers import make_provider
         for model in ("litellm/groq/llama-3.1-8b-instant", "openai/gpt-4.1-mini"):

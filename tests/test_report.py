@@ -23,7 +23,7 @@ import yaml
 
 from judge.report import build_traced, to_markdown
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.summary import RunSummary
+from judge.summary.run_summary import RunSummary
 from judge.untrusted import inert
 from tests.helpers import (
     MT_BENCH,
@@ -382,7 +382,7 @@ def test_report_renders_in_headless_chromium(demo: Path, tmp_path: Path) -> None
     """The page opened from disk, background networking off: figures must show; and its first
     1280x800 holds the question, the answer, the trust badge and the gates' line."""
     if shutil.which("chromium") is None:
-        pytest.fail("chromium is not installed: `apt-get install chromium` (.ci/run does)")
+        pytest.fail("chromium is not installed: `apt-get install chromium` (make test does)")
     shot = tmp_path / "report.png"
     subprocess.run(
         [

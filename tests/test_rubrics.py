@@ -1,4 +1,4 @@
-"""Rubric loading, validation and rendering (judge/rubrics.py, rubrics/*.yaml)."""
+"""Rubric loading, validation and rendering (judge/rubric/rubrics.py, rubrics/*.yaml)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from judge.config.limits import RenderLimits
 from judge.errors import ConfigError, LimitError
-from judge.limits import RenderLimits
-from judge.rubrics import (
+from judge.rubric.rubrics import (
     ABSOLUTE_VARIABLES,
     BUILTIN_DIR,
     PAIRWISE_VARIABLES,
@@ -23,7 +23,7 @@ from judge.rubrics import (
     render_absolute,
     render_pairwise,
 )
-from judge.templates import render_limits
+from judge.rubric.templates import render_limits
 from judge.types import BlindedResponse, ChatMessage, Item
 from tests.helpers import MT_BENCH as REPO_DATA
 from tests.helpers import run_cli
@@ -793,7 +793,7 @@ def test_unavailable_filters_fail_at_load(tmp_path: Path) -> None:
 
 
 def test_bounded_templates_keep_jinja_semantics() -> None:
-    from judge.templates import render
+    from judge.rubric.templates import render
 
     source = (
         "{% for x in tree recursive %}{{ x.n }}({{ loop(x.c) }}){% endfor %}|"

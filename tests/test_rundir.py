@@ -17,9 +17,9 @@ import pytest
 import yaml
 
 from judge.errors import RunDirBusy
-from judge.rundir import RunDir
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.store import RunStore
+from judge.store.run_store import RunStore
+from judge.store.rundir import RunDir
 from tests.helpers import REPO, run_cli, run_cli_here
 from tests.test_runner import judge_entry, write_dataset
 
@@ -90,7 +90,7 @@ def test_a_killed_holder_leaves_no_stale_lock(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time; from judge.rundir import RunDir\n"
+            "import sys, time; from judge.store.rundir import RunDir\n"
             f"with RunDir({str(rundir.path)!r}).locked():\n"
             "    print('held', flush=True); time.sleep(60)",
         ],

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from judge.blinding import blind_responses, new_secret
-from judge.scrub_quality import KindScore, load_corpus, score
-from judge.scrubber import KINDS, Scrubber
+from judge.blinding.blind import blind_responses, new_secret
+from judge.blinding.scrub_quality import KindScore, load_corpus, score
+from judge.blinding.scrubber import KINDS, Scrubber
 from judge.types import Response
 
 ROOT = Path(__file__).resolve().parents[1]

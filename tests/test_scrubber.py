@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from judge.blinding.lexicon import LEXICON, Term
+from judge.blinding.scrubber import DEFAULT_PLACEHOLDER, Scrubber
 from judge.errors import ConfigError
-from judge.lexicon import LEXICON, Term
-from judge.scrubber import DEFAULT_PLACEHOLDER, Scrubber
 
 R = DEFAULT_PLACEHOLDER
 MT_BENCH = Path(__file__).resolve().parents[1] / "data" / "mt_bench" / "judged_answers.jsonl.gz"

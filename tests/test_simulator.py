@@ -559,7 +559,7 @@ async def test_serve_runs_on_the_callers_loop() -> None:
 def test_judges_have_their_own_quality_and_their_own_draws() -> None:
     # Issue 19: a cheap judge (more noise) beside a strong one, and two judges with the same
     # knobs that err independently (their noise is drawn from a seed of their own).
-    from judge.simulator.config import JudgeKnobs, for_model
+    from judge.config.simulator import JudgeKnobs, for_model
     from judge.simulator.judging import decide
 
     config = SimulatorConfig(

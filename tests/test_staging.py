@@ -1,6 +1,7 @@
 """Prepare's scratch index of its input (`judge.run.staging`): it stores checked rows as
 columns and finds repeats and unknown item ids with its own tables and batched lookups, so it
-must give back exactly what the in-memory loaders (`judge.data`) read, and refuse exactly what
+must give back exactly what the in-memory loaders (`judge.inputs.tables`) read, and refuse exactly
+what
 they refuse, with the same words, file and line."""
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge.data import iter_items, iter_responses, load_items
 from judge.errors import DataError
+from judge.inputs.tables import iter_items, iter_responses, load_items
 from judge.run.staging import Staging
 from judge.untrusted import MAX_NESTING, Problem, _check_value, parse_json
 

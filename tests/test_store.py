@@ -13,14 +13,14 @@ import pytest
 
 from judge.errors import JudgeError
 from judge.hashing import content_hash
-from judge.migrations import (
+from judge.store.migrations import (
     CACHE_APP_ID,
     CACHE_MIGRATIONS,
     RUN_MIGRATIONS,
     RUN_STORE_APP_ID,
     migrate,
 )
-from judge.store import STORE_FILENAME, RunStore, StoreError
+from judge.store.run_store import STORE_FILENAME, RunStore, StoreError
 from judge.types import (
     BlindedPair,
     BlindedResponse,

@@ -24,7 +24,7 @@ from calibration.pairs import all_pairs, family_resamples, holm
 from calibration.ranks import interval_overlap_ranks, ranks_from_tests
 from calibration.resampling import sign_test
 from judge.run.analyse import _decision
-from judge.summary import RunComparison
+from judge.summary.run_summary import RunComparison
 
 # --------------------------------------------------------------------------- p-values
 
@@ -346,7 +346,7 @@ def test_a_holm_value_raised_to_a_floor_limited_ones_is_a_bound_too() -> None:
 
 
 def test_floor_limited_p_values_are_printed_below_the_floor(capsys: pytest.CaptureFixture) -> None:
-    from judge.console import print_comparison
+    from judge.cli.console import print_comparison
     from judge.report.format import pvalue
 
     # One pair (a family of one), 12 varied items, 5 sd apart: no resample of 999 crosses 0,

@@ -1,4 +1,5 @@
-"""Searching near the names only (judge.triggers) finds what searching the whole text finds.
+"""Searching near the names only (judge.blinding.triggers) finds what searching the whole text
+finds.
 
 The reference is the same scrubber with anchors switched off (`Triggers.anchors` returning None
 makes every rule search the whole text, as before the windows): outputs and marks must agree on
@@ -9,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from judge.scrub_quality import load_corpus
-from judge.scrubber import Scrubber
-from judge.triggers import Reach, Triggers, near, windows
+from judge.blinding.scrub_quality import load_corpus
+from judge.blinding.scrubber import Scrubber
+from judge.blinding.triggers import Reach, Triggers, near, windows
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "scrub_corpus.jsonl"
 FILLER = "The answer depends on the data. " * 12

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from judge.config import JudgeSpec, RunConfig
+    from judge.config.run_config import JudgeSpec, RunConfig
 
 
 def synchronous_judges(judges: Sequence[JudgeSpec]) -> frozenset[str] | None:

@@ -17,8 +17,8 @@ from typing import Any
 
 from judge.batch.api import BatchAPI, Remote, Result, error_outcome, status_error
 from judge.batch.ledger import Batch, seconds_since
-from judge.batch_config import PROVIDER_LIMITS
-from judge.config import JudgeSpec
+from judge.config.batch import PROVIDER_LIMITS
+from judge.config.run_config import JudgeSpec
 from judge.providers._common import resolve_api_key, scrub_secret
 from judge.providers.base import ProviderCall
 from judge.providers.http import AnthropicHTTPProvider

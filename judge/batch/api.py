@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.batch.ledger import Batch, Outcome
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.providers.base import ProviderCall, ProviderReply
 
 

@@ -33,14 +33,14 @@ from judge.batch.ledger import (
     request_id_of,
     seconds_since,
 )
-from judge.config import JudgeSpec
-from judge.estimate import worst_case_cost
-from judge.pricing import price
+from judge.config.run_config import JudgeSpec
+from judge.judging.cost_estimate import worst_case_cost
+from judge.judging.pricing import price
+from judge.judging.runner import Outcome as Stored
+from judge.judging.runner import Runner, cached_outcome
+from judge.judging.tally import BatchProgress, Counts
 from judge.providers.base import ProviderCall
-from judge.rundir import RunDir
-from judge.runner import Outcome as Stored
-from judge.runner import Runner, cached_outcome
-from judge.tally import BatchProgress, Counts
+from judge.store.rundir import RunDir
 from judge.types import JudgeRequest, JudgeResponse
 
 _PAGE = 1000

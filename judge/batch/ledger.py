@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from judge.migrations import utc_now
 from judge.sqlite import select_in, transaction
-from judge.store import RunStore
-from judge.store_rows import REQUEST_FIELDS, column_list, request_from_row
+from judge.store.migrations import utc_now
+from judge.store.rows import REQUEST_FIELDS, column_list, request_from_row
+from judge.store.run_store import RunStore
 from judge.types import JudgeRequest
 
 State = Literal["planned", "submitting", "submitted", "collected", "abandoned"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from judge.errors import ConfigError
 
 if TYPE_CHECKING:
-    from judge.config import RunConfig
+    from judge.config.run_config import RunConfig
 
 __all__ = ["Executor", "RayCluster", "check_cluster_config", "cluster_refusal", "require_ray"]
 

@@ -25,13 +25,13 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 from judge.cluster import RayCluster, check_cluster_config
 from judge.cluster.limiter import ClusterLost, RateBudget
 from judge.cluster.shard import ShardWorker
-from judge.config import RunConfig
+from judge.config.run_config import RunConfig
 from judge.errors import JudgeError
-from judge.estimate import worst_case_cost
-from judge.rubrics import Rubric, load_rubric
-from judge.runner import Outcome, RunStats, cached_outcome, judge_specs, merge_stats
-from judge.store import RunStore
-from judge.tally import Counts
+from judge.judging.cost_estimate import worst_case_cost
+from judge.judging.runner import Outcome, RunStats, cached_outcome, judge_specs, merge_stats
+from judge.judging.tally import Counts
+from judge.rubric.rubrics import Rubric, load_rubric
+from judge.store.run_store import RunStore
 from judge.types import JudgeRequest
 
 _PAGE = 1000

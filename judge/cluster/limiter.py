@@ -1,5 +1,5 @@
 """One rate budget for the whole cluster: a single limiter actor holds each endpoint's
-requests- and tokens-per-minute buckets (`judge.ratelimit.RateLimiter`, the same policy as a
+requests- and tokens-per-minute buckets (`judge.judging.ratelimit.RateLimiter`, the same policy as a
 local run) and every shard waits on it, so N shards together send what one process would.
 A 429's Retry-After pauses the endpoint for every shard, not only the one refused."""
 
@@ -13,7 +13,7 @@ import ray
 from ray.exceptions import ActorUnavailableError, RayActorError
 
 from judge.errors import ProviderError
-from judge.ratelimit import RateLimiter
+from judge.judging.ratelimit import RateLimiter
 
 _CHECK_S = 0.25
 """How often a shard with no configured limit asks whether the endpoint is paused."""
@@ -56,7 +56,8 @@ class RateBudget:
 
 
 class ClusterLimit:
-    """A shard's view of one endpoint's budget in the `RateBudget` actor (`judge.calls.Limiter`).
+    """A shard's view of one endpoint's budget in the `RateBudget` actor
+    (`judge.judging.calls.Limiter`).
     With a configured limit every request asks the actor; without one, a request only checks,
     at most every `_CHECK_S`, whether a Retry-After paused the endpoint."""
 

@@ -13,12 +13,12 @@ from typing import Any
 
 import ray
 
-from judge.calls import Calls, Limiter
 from judge.cluster.limiter import ClusterLimit
-from judge.config import RunConfig
+from judge.config.run_config import RunConfig
+from judge.judging.calls import Calls, Limiter
+from judge.judging.runner import Outcome, Runner, RunStats, judge_specs
 from judge.providers.base import Provider
-from judge.rubrics import Rubric
-from judge.runner import Outcome, Runner, RunStats, judge_specs
+from judge.rubric.rubrics import Rubric
 from judge.types import JudgeRequest
 
 _YIELD_S = 0.05

@@ -19,7 +19,7 @@ from typing import Any
 from judge.errors import DataError
 from judge.labelling.session import CHOICES, answer, shown_pair
 from judge.labelling.task import task_spec
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 
 COLUMNS = (
     "assignment_id",
@@ -99,7 +99,7 @@ def export_pairs(rundir: RunDir, annotator: str, count: int, path: Path) -> int:
 
 def import_labels(rundir: RunDir, path: Path) -> Imported:
     """Record the answers of an exported file (see the module docstring)."""
-    from judge.labels import load_table
+    from judge.analysis.verdict_tables import load_table
 
     table = load_table(path)
     for column in ("assignment_id", "choice"):

@@ -24,9 +24,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.labelling.store import LabelRow, LabelStore
+from judge.labelling.label_store import LabelRow, LabelStore
 from judge.labelling.task import task_spec
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 
 
 @dataclass(frozen=True)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from judge.errors import DataError
-from judge.labelling.store import Assignment, LabelRow, LabelStore
+from judge.labelling.label_store import Assignment, LabelRow, LabelStore
 from judge.labelling.task import MAX_REASON, Candidate, PairContent, pair_content, task_spec
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 
 CHOICES = {"1": "1", "2": "2", "3": "tie", "tie": "tie", "s": "skip", "skip": "skip"}
 """What an annotator may answer (keys on the page, cells in a file) -> the stored choice."""

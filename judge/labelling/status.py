@@ -18,9 +18,9 @@ from pydantic import BaseModel
 
 from judge.labelling.sample import SampleState, sample
 from judge.labelling.task import TaskSpec
-from judge.rundir import RunDir
-from judge.summary import Calibration, Corrected
-from judge.summary_decision import Decision
+from judge.store.rundir import RunDir
+from judge.summary.decision import Decision
+from judge.summary.run_summary import Calibration, Corrected
 
 MIN_PAIR_LABELS = 10
 """Labels on a pair before its interval may settle it: below about 10 labels per pair the

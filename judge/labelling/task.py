@@ -19,8 +19,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import ConfigError, DataError
-from judge.labelling.store import LabelStore, QueueRow
-from judge.rundir import RunDir
+from judge.labelling.label_store import LabelStore, QueueRow
+from judge.store.rundir import RunDir
 from judge.types import PANEL
 
 MAX_REASON = 300
@@ -75,7 +75,7 @@ def human_instructions(rundir: RunDir, spec: TaskSpec) -> str:
     judge's rubric without its reply format)."""
     if spec.instructions:
         return spec.instructions
-    from judge.rubrics import load_rubric
+    from judge.rubric.rubrics import load_rubric
 
     config = rundir.stored_config()
     rubric = load_rubric(config.rubric)

@@ -15,7 +15,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.errors import ProviderError
 from judge.providers.base import ErrorKind
 from judge.types import ChatMessage, Usage

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.types import ChatMessage, JudgeRequest, Usage
 
 ErrorKind = Literal["rate_limit", "transient"]

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from importlib import import_module
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.errors import ConfigError
 from judge.providers.base import Provider
 

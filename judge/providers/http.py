@@ -20,7 +20,7 @@ import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.errors import ProviderError
 from judge.providers._common import (
     ANTHROPIC_TOOL_CHOICE,

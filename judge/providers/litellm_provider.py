@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.errors import ProviderError
 from judge.providers._common import (
     LOCAL_DUMMY_KEY,

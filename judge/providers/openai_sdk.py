@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.errors import ProviderError
 from judge.providers._common import (
     classify_common,

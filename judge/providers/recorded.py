@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from judge.config import JudgeSpec
+from judge.config.run_config import JudgeSpec
 from judge.errors import ConfigError
 from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
 from judge.types import BlindingKey

@@ -12,8 +12,8 @@ from typing import Any
 from judge.report.blocks import Block, Figure, to_html, to_markdown
 from judge.report.format import traced
 from judge.report.sections import build
-from judge.rundir import RunDir
-from judge.summary import RunSummary
+from judge.store.rundir import RunDir
+from judge.summary.run_summary import RunSummary
 
 __all__ = ["build", "build_traced", "to_html", "to_markdown", "write_report"]
 

@@ -1,7 +1,7 @@
 """The Audit section: verdicts a reader can inspect (for each neighbouring pair of the ranking,
 a few items with the question, both candidates and every judge's verdicts and reasoning in
 both orders), the judge's largest disagreements with the human majority, and a panel's
-agreement between its judges (`summary.json` `audit`, built by `judge.run.audit`).
+agreement between its judges (`summary.json` `audit`, built by `judge.run.analyse_audit`).
 
 Texts nobody vetted (questions, outputs, reasoning, replies) are `Quote` blocks: verbatim and
 inert on both pages."""
@@ -12,8 +12,7 @@ import re
 
 from judge.report.blocks import Block, Heading, Para, Quote
 from judge.report.format import count, estimate, label, level
-from judge.summary import Analysis, RunSummary
-from judge.summary_audit import (
+from judge.summary.audit import (
     Audit,
     Disagreement,
     Disagreements,
@@ -24,6 +23,7 @@ from judge.summary_audit import (
     OrderVerdict,
     PanelAgreement,
 )
+from judge.summary.run_summary import Analysis, RunSummary
 
 
 def audit_section(summary: RunSummary, analysis: Analysis) -> list[Block]:

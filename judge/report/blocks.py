@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from judge.rundir import figure_link
+from judge.store.rundir import figure_link
 from judge.untrusted import inert
 
 Tone = Literal["good", "warn", "bad", "plain"]

@@ -1,12 +1,12 @@
 """The Canaries section: each canary's win rate per judge against its limit, whether the judge
-was fooled, and what the canaries cost (`judge.canaries`)."""
+was fooled, and what the canaries cost (`judge.blinding.canaries`)."""
 
 from __future__ import annotations
 
 from judge.report.blocks import Block, Bullets, Heading, Para, Table
 from judge.report.format import count, counted, interval, label, pct, pct0, usd
-from judge.summary import Analysis, RunSummary
-from judge.summary_canary import CanaryRate
+from judge.summary.canary import CanaryRate
+from judge.summary.run_summary import Analysis, RunSummary
 
 _WHAT = {
     "null_model": "one constant, persuasive non-answer",

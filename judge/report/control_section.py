@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judge.report.blocks import Block, Bullets, Heading, Para, Table
 from judge.report.format import count, interval, label, level, num, pct, points
-from judge.summary_control import Controlled
+from judge.summary.controlled import Controlled
 
 _NAMES = {"length": "length", "markdown": "markdown (headers, lists, bold)"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from judge.report.blocks import Block, Heading, Para, Table
 from judge.report.format import count, pct, usd
-from judge.summary import RunSummary
-from judge.summary_cost import JudgeCost
+from judge.summary.cost import JudgeCost
+from judge.summary.run_summary import RunSummary
 
 _HEADER = [
     "judge",

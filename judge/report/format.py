@@ -10,7 +10,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from judge.summary import Agreement, Estimate, SharedAgreement
+    from judge.summary.run_summary import Agreement, Estimate, SharedAgreement
 
 _ledger: ContextVar[list[tuple[Any, str]] | None] = ContextVar("report_ledger", default=None)
 

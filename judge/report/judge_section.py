@@ -4,11 +4,11 @@ what it cost (`cost_section`)."""
 
 from __future__ import annotations
 
-from judge import plots
+from judge.report import plots
 from judge.report.blocks import Block, Bullets, Figure, Heading, Para, Table
 from judge.report.cost_section import cost_blocks
 from judge.report.format import count, counted, estimate, interval, level, pct, share, stratum_name
-from judge.summary import (
+from judge.summary.run_summary import (
     Analysis,
     Calibration,
     JudgeBehaviour,

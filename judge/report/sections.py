@@ -8,12 +8,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from judge import plots
+from judge.report import plots
 from judge.report.audit_section import audit_section, family_cell
 from judge.report.blocks import Block, Bullets, Details, Figure, Heading, Para, Table
 from judge.report.canary_section import canary_section
 from judge.report.control_section import control_section
-from judge.report.decision import decision_section
+from judge.report.decision_section import decision_section
 from judge.report.format import (
     count,
     counted,
@@ -31,7 +31,7 @@ from judge.report.format import (
     usd,
 )
 from judge.report.judge_section import judge_section
-from judge.summary import (
+from judge.summary.run_summary import (
     Analysis,
     Calibration,
     PairDiff,

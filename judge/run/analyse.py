@@ -8,7 +8,7 @@ intervals), `same_family` (what the verdicts of a judge on its own family's syst
 `calibration` (agreement with intervals, human ceiling, gate, corrected estimates), `literature`
 (the judge's published verdicts: agreement on every labelled key, and whether this run
 reproduces them), `data` and `decision` (what the data supports and how many items would change
-it), `audit` (verdicts to inspect: `judge.run.audit`)."""
+it), `audit` (verdicts to inspect: `judge.run.analyse_audit`)."""
 
 from __future__ import annotations
 
@@ -19,9 +19,7 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from judge.config import RunConfig
-from judge.errors import DataError
-from judge.labels import (
+from judge.analysis.verdict_tables import (
     judgment_table,
     load_labels,
     load_table,
@@ -29,11 +27,14 @@ from judge.labels import (
     run_labels,
     with_pair_styles,
 )
+from judge.config.run_config import RunConfig
+from judge.errors import DataError
+from judge.run.analyse_audit import audit_section
+from judge.run.analyse_canaries import canary_section
 from judge.run.answer import answer, trust_reason
-from judge.run.audit import audit_section
-from judge.run.canaries import canary_section
-from judge.rundir import RunDir
-from judge.summary import (
+from judge.store.rundir import RunDir
+from judge.summary.canary import Canaries
+from judge.summary.run_summary import (
     Analysis,
     Calibration,
     Comparison,
@@ -51,7 +52,6 @@ from judge.summary import (
     WinRatesByStratum,
     mean_win_rates,
 )
-from judge.summary_canary import Canaries
 
 _CONFIDENCE = 0.95
 C = TypeVar("C", bound=Comparison)
@@ -159,7 +159,7 @@ def _compare(
     """The comparison section; `controls` (pairwise: the rows carry their styles) adds the
     length- and style-controlled win rates."""
     from calibration.compare import compare_table
-    from judge.response_style import COLUMNS
+    from judge.analysis.response_style import COLUMNS
 
     unused = controls if not pairwise else None
     controls = controls if pairwise else None
@@ -291,7 +291,7 @@ def _calibration(
     from calibration.calibrate import calibrate
     from calibration.labels import LabelError
     from calibration.trust_gate import GateThresholds
-    from judge.analysis import label_error
+    from judge.analysis.table_analysis import label_error
 
     if human is None:
         return None
@@ -326,7 +326,7 @@ def _calibration(
 def _score_scale(config: RunConfig) -> list[int]:
     """Every score the rubric allows: levels nobody used still count (a human score outside
     them is a data error), and weighted kappa weighs by these values."""
-    from judge.rubrics import AbsoluteScale, load_rubric
+    from judge.rubric.rubrics import AbsoluteScale, load_rubric
 
     scale = load_rubric(config.rubric).scale
     assert isinstance(scale, AbsoluteScale)  # the run's judgments are scores

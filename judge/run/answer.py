@@ -22,7 +22,8 @@ answer itself.
 from __future__ import annotations
 
 from judge.report.format import counted, interval, num
-from judge.summary import (
+from judge.summary.canary import Canaries
+from judge.summary.run_summary import (
     Answer,
     Calibration,
     GateOutcome,
@@ -30,7 +31,6 @@ from judge.summary import (
     RunComparison,
     SameFamily,
 )
-from judge.summary_canary import Canaries
 
 
 def answer(

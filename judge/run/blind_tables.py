@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from judge.blinding import (
+from judge.blinding.blind import (
     ScrubTally,
     blind_one,
     new_secret,
@@ -16,9 +16,9 @@ from judge.blinding import (
     presentation_key,
     wanted_pairs,
 )
+from judge.blinding.scrubber import Scrubber
 from judge.run.staging import Staging
-from judge.rundir import RunDir
-from judge.scrubber import Scrubber
+from judge.store.rundir import RunDir
 from judge.types import ScrubReport
 
 

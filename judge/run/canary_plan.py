@@ -1,4 +1,5 @@
-"""Prepare's part of the canaries (`judge.canaries`): their texts, which items get them, how
+"""Prepare's part of the canaries (`judge.blinding.canaries`): their texts, which items get them,
+how
 many requests they add, and the record the analysis reads back."""
 
 from __future__ import annotations
@@ -6,8 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Sequence
 
-from judge.canaries import PREFIX as CANARY_PREFIX
-from judge.canaries import (
+from judge.blinding.canaries import PREFIX as CANARY_PREFIX
+from judge.blinding.canaries import (
     CanaryPlan,
     canary_kinds,
     canary_pairs,
@@ -17,10 +18,10 @@ from judge.canaries import (
     recorded_texts,
     sample_items,
 )
-from judge.config import RunConfig
+from judge.blinding.injection import fold_constant
+from judge.config.run_config import RunConfig
 from judge.errors import ConfigError
-from judge.injection import fold_constant
-from judge.rubrics import AbsoluteScale, Rubric
+from judge.rubric.rubrics import AbsoluteScale, Rubric
 from judge.run.requests import orders_for
 from judge.run.staging import Staging
 
@@ -107,7 +108,7 @@ def canary_record(
         "items": len(canaries.items),
         "pairs": len(canaries.pairs) if kind == "pairwise" else 0,
         # Absolute rubrics judge no pairs: the scores a canary's are compared with (empty and
-        # flagged answers are no opponents; see `judge.canaries.is_opponent`).
+        # flagged answers are no opponents; see `judge.blinding.canaries.is_opponent`).
         "compared": canaries.pairs if kind == "absolute" else [],
         "texts": recorded_texts(*texts) if texts else None,
         "responses": {s: responses[s] for s in canaries.kinds},

@@ -1,7 +1,7 @@
 """Judging a prepared run: its pending requests sent by this process and `workers - 1`
 worker processes, each writing replies to the run's store as they arrive (so a killed run
 resumes where it stopped). Progress is counted in memory as replies are stored (worker
-processes publish theirs in shared memory: `judge.tally`); the store is read once, at the
+processes publish theirs in shared memory: `judge.judging.tally`); the store is read once, at the
 start."""
 
 from __future__ import annotations
@@ -19,14 +19,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from judge.config import RunConfig
-from judge.rundir import RunDir
-from judge.store import RunStore
-from judge.tally import BatchProgress, Board, Counts, Progress, Tally
+from judge.config.run_config import RunConfig
+from judge.judging.tally import BatchProgress, Board, Counts, Progress, Tally
+from judge.store.run_store import RunStore
+from judge.store.rundir import RunDir
 
 if TYPE_CHECKING:  # loaded when judging starts: `judge run` starts its prepare process first
     from judge.cluster import RayCluster
-    from judge.runner import Runner, RunStats
+    from judge.judging.runner import Runner, RunStats
 
 __all__ = [
     "Progress",
@@ -117,7 +117,7 @@ def execute(
     if tally is not None:
         for shard in range(1, workers):
             tally.include(partial(pool.board.read, shard))
-    from judge.worker import run_shard
+    from judge.run.worker import run_shard
 
     futures = [
         pool.executor.submit(run_shard, config, str(rundir.path), cache_path, shard, workers, share)
@@ -134,7 +134,7 @@ def execute(
     results = [mine, *(f.result() for f in futures)]
     if on_progress is not None and tally is not None:
         on_progress(tally.snapshot())
-    from judge.runner import merge_stats
+    from judge.judging.runner import merge_stats
 
     return merge_stats(results)
 
@@ -147,7 +147,7 @@ def worker_pool(config: RunConfig, workers: int) -> Iterator[WorkerPool | None]:
     if workers <= 1:
         yield None
         return
-    from judge.worker import start_worker, warm_up
+    from judge.run.worker import start_worker, warm_up
 
     context = get_context("spawn")
     board = Board(context, workers)
@@ -195,7 +195,7 @@ async def _run_in_process(
     abort: threading.Event | None = None,
 ) -> RunStats:
     from judge.batch import synchronous_judges
-    from judge.runner import Runner
+    from judge.judging.runner import Runner
 
     recorded = Counts()
     if tally is not None:
@@ -292,7 +292,7 @@ async def _both(
     if not batch_specs or runner.shard != 0:
         return await runner.run(preparing=preparing)
     from judge.batch.engine import BatchEngine
-    from judge.runner import Runner
+    from judge.judging.runner import Runner
 
     # Its own runner (the engine's synchronous calls: repairs, requests past the deadline),
     # sharing this process's budget, limits and progress counts.
@@ -307,7 +307,7 @@ async def _both(
     sync.calls = runner.calls
     engine = BatchEngine(sync, batch_specs, preparing=preparing, progress=batches)
     mine, _ = await asyncio.gather(runner.run(preparing=preparing), engine.run())
-    from judge.runner import merge_stats
+    from judge.judging.runner import merge_stats
 
     return merge_stats([mine, sync.stats])
 

@@ -9,9 +9,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from judge.config import RunConfig
+from judge.config.run_config import RunConfig
 from judge.errors import ConfigError, DataError
-from judge.estimate import RunEstimate, estimate_run
+from judge.judging.cost_estimate import RunEstimate, estimate_run
+from judge.judging.tally import Tally
 from judge.run.execute import (
     Progress,
     ProgressCallback,
@@ -22,13 +23,12 @@ from judge.run.execute import (
 )
 from judge.run.outputs import write_outputs
 from judge.run.prepared import PrepareSummary
-from judge.rundir import RunDir
-from judge.summary import GateOutcome, RunSummary
-from judge.tally import Tally
+from judge.store.rundir import RunDir
+from judge.summary.run_summary import GateOutcome, RunSummary
 
 if TYPE_CHECKING:
     from judge.cluster import RayCluster
-    from judge.runner import RunStats
+    from judge.judging.runner import RunStats
 
 Status = Literal["complete", "gate_failed", "stopped"]
 """complete: every request answered and every `compare.gates` check (and canary) passed;
@@ -177,7 +177,7 @@ def _judge_while_preparing(
 
     with preparing_meanwhile(config, rundir, log) as prepare:
         # While the prepare reads its input: the judges' clients and their imports.
-        from judge.worker import warm_up
+        from judge.run.worker import warm_up
 
         warm_up(config)
         prepare.wait_started()
@@ -282,7 +282,7 @@ def relabel_run(
     resumed `judge run`, the service) uses them. Labels that fail the check or the analysis
     are not kept: the previous ones (or none) stay. `move`: rename `labels` into the run dir
     instead of copying it."""
-    from judge.analysis import validate_labels
+    from judge.analysis.table_analysis import validate_labels
 
     rundir = _as_rundir(run_dir)
     with rundir.locked():
@@ -339,7 +339,7 @@ def _finish(
 
 
 def _check_priced(config: RunConfig, budget: float | None) -> None:
-    from judge.pricing import unpriced
+    from judge.judging.pricing import unpriced
 
     missing = unpriced(config.judges) if budget is not None else []
     if missing:

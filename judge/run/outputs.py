@@ -8,13 +8,13 @@ from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-from judge import result_rows
-from judge.aggregate import Aggregation, Judgment, PairJudgment, ScoreJudgment, as_row
-from judge.config import RunConfig
-from judge.judgment_files import ROW_GROUP_ROWS
+from judge.analysis.aggregate import Aggregation, Judgment, PairJudgment, ScoreJudgment, as_row
+from judge.config.run_config import RunConfig
 from judge.run.spend import realised_costs
-from judge.rundir import RunDir
-from judge.summary import CanarySetup, InjectionCounts, RunSummary
+from judge.store import result_rows
+from judge.store.judgment_files import ROW_GROUP_ROWS
+from judge.store.rundir import RunDir
+from judge.summary.run_summary import CanarySetup, InjectionCounts, RunSummary
 from judge.types import PANEL, InjectionReport
 
 
@@ -28,7 +28,7 @@ def write_outputs(
     """Aggregate what the store holds; write the judgments and (unless `summary_file` is
     false: the caller writes it once analysed) the unanalysed summary.
 
-    One pass over the store's results, an item at a time (`judge.result_rows`): each item's
+    One pass over the store's results, an item at a time (`judge.store.result_rows`): each item's
     judgments are written as they are made (`RunDir.judgments_writers`), and only the judges'
     statistics and the win (or score) counts per judge and system are kept."""
     key = rundir.read_key()
@@ -120,7 +120,7 @@ def _flagged_losers(config: RunConfig, meta: dict[str, Any]) -> tuple[set[str], 
     decided by rule, and the scale's lowest score; with `judge`, none."""
     if config.aggregate.flagged == "judge":
         return set(), 0.0
-    from judge.rubrics import AbsoluteScale, load_rubric
+    from judge.rubric.rubrics import AbsoluteScale, load_rubric
 
     scale = load_rubric(config.rubric).scale
     flagged = set((meta.get("injection_report") or {}).get("flags") or {})

@@ -12,7 +12,7 @@ chunk's requests once they are stored: `judge run` starts judging them while the
 still being prepared.
 
 Crash safety rests on one order: each chunk's opaque ids reach the key (fsynced, see
-`judge.blinding_key`) before any of its rows are stored, and the store's `config_hash` is
+`judge.blinding.key`) before any of its rows are stored, and the store's `config_hash` is
 written last. A prepare killed at any instant leaves either no key (nothing stored yet: the
 next prepare starts afresh) or a key whose secret the next prepare reuses to add the same rows
 again (inserts are idempotent).
@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from judge.blinding import (
+from judge.blinding.blind import (
     ScrubTally,
     blind_one,
     new_secret,
@@ -34,25 +34,25 @@ from judge.blinding import (
     presentation_key,
     wanted_pairs,
 )
-from judge.blinding_key import KeyWriter
-from judge.canaries import (
+from judge.blinding.canaries import (
     CanaryPlan,
     is_opponent,
     item_canaries,
     recorded_texts,
 )
-from judge.config import RunConfig
-from judge.errors import ConfigError, DataError
-from judge.injection import (
+from judge.blinding.injection import (
     CONSTANT_MIN_ITEMS,
     CONSTANT_MIN_SHARE,
     constant_key,
     scan_one,
 )
-from judge.injection import report as injection_report
-from judge.limits import check_planned
-from judge.provenance import environment
-from judge.rubrics import load_rubric
+from judge.blinding.injection import report as injection_report
+from judge.blinding.key import KeyWriter
+from judge.blinding.scrubber import Scrubber
+from judge.config.limits import check_planned
+from judge.config.run_config import RunConfig
+from judge.errors import ConfigError, DataError
+from judge.rubric.rubrics import load_rubric
 from judge.run.canary_plan import (
     canary_flags,
     canary_record,
@@ -68,11 +68,11 @@ from judge.run.prepared import (
     fingerprint,
     record_prepared,
 )
+from judge.run.provenance import environment
 from judge.run.requests import RequestPlanner
 from judge.run.staging import ItemGroup, Staging
-from judge.rundir import RunDir
-from judge.scrubber import Scrubber
-from judge.store import RunStore
+from judge.store.run_store import RunStore
+from judge.store.rundir import RunDir
 from judge.types import (
     BlindedPair,
     BlindedResponse,

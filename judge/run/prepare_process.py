@@ -29,9 +29,9 @@ from typing import TYPE_CHECKING, Any
 from judge.errors import JudgeError
 
 if TYPE_CHECKING:  # `start_spare` runs before this process has loaded them
-    from judge.config import RunConfig
-    from judge.rundir import RunDir
-    from judge.tally import Tally
+    from judge.config.run_config import RunConfig
+    from judge.judging.tally import Tally
+    from judge.store.rundir import RunDir
 
 _PR_SET_PDEATHSIG = 1
 _JOB_POLL_S = 0.5
@@ -225,7 +225,7 @@ def _child(jobs: Any, events: Any, stop: Any, parent: int) -> None:
         # Killed with the parent (kill -9 included), at once rather than at the next batch.
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     from judge.run.prepare import prepare_locked
-    from judge.rundir import RunDir
+    from judge.store.rundir import RunDir
 
     while True:
         try:

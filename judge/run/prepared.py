@@ -18,9 +18,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judge.config import RunConfig
+from judge.config.run_config import RunConfig
 from judge.hashing import content_hash
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 from judge.types import InjectionReport, JudgeRequest, ScrubReport
 
 _META_KEY = "prepared"

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-from judge.config import JudgeSpec, RunConfig
+from judge.config.run_config import JudgeSpec, RunConfig
 from judge.families import check_pairs_judgeable, is_same_family
 from judge.hashing import content_hash
-from judge.rubrics import Rubric, render_absolute, render_pairwise
+from judge.rubric.rubrics import Rubric, render_absolute, render_pairwise
 from judge.types import (
     BlindedPair,
     BlindedResponse,

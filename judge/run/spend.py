@@ -1,4 +1,4 @@
-"""What a run's judges spent (`judge.summary_cost`), from one aggregate query over the store:
+"""What a run's judges spent (`judge.summary.cost`), from one aggregate query over the store:
 sums per judge, way of answering (synchronous or batch) and origin (paid or taken from the
 response cache), never the rows themselves. Prices are linear in tokens, so pricing a group's
 summed usage is pricing each reply and summing. Reads only, through the store's own
@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from judge.config import JudgeSpec
-from judge.pricing import RateCard, rate_card
-from judge.store import RunStore
-from judge.summary_cost import CostTokens, JudgeCost, RunCosts
+from judge.config.run_config import JudgeSpec
+from judge.judging.pricing import RateCard, rate_card
+from judge.store.run_store import RunStore
+from judge.summary.cost import CostTokens, JudgeCost, RunCosts
 from judge.types import Usage
 
 __all__ = ["realised_costs"]

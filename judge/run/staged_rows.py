@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from judge.data import ItemRow, ResponseRow
+from judge.inputs.tables import ItemRow, ResponseRow
 from judge.types import ChatMessage, Item, Response
 
 ITEM_COLUMNS = "item_id, prompt, chat, reference, strata"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judge.data import ItemLookup, iter_item_rows, iter_response_rows
-from judge.duplicates import SeenInIndex, SeenKeys
+from judge.inputs.duplicates import SeenInIndex, SeenKeys
+from judge.inputs.tables import ItemLookup, iter_item_rows, iter_response_rows
 from judge.run.staged_rows import (
     ITEM_COLUMNS,
     RESPONSE_COLUMNS,
@@ -443,7 +443,7 @@ class _Split:
 
 
 class _Indexed:
-    """The item ids of the index, looked up a batch at a time (`judge.data.ItemLookup`)."""
+    """The item ids of the index, looked up a batch at a time (`judge.inputs.tables.ItemLookup`)."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
         self._db = db

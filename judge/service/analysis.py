@@ -40,7 +40,7 @@ def calibration_of(
 ) -> dict[str, Any]:
     """As `judge calibrate --judge RUN_DIR --human HUMAN --json` prints it: the run's gate
     settings, and its resamples and seed unless given."""
-    from judge.analysis import calibrate_run
+    from judge.analysis.table_analysis import calibrate_run
 
     report = calibrate_run(
         run_dir, human, judge_name=judge_name, strata=by, resamples=resamples, seed=seed
@@ -59,7 +59,7 @@ def comparison_of(
     gates: Sequence[str] = (),
     control: str | None = None,
 ) -> dict[str, Any]:
-    from judge.analysis import compare_source, split_controls
+    from judge.analysis.table_analysis import compare_source, split_controls
 
     report = compare_source(
         run_dir,
@@ -90,7 +90,7 @@ def refresh_analysis(paths: RunPaths) -> list[str]:
     """Analyse the finished run again (with the labels its run dir keeps) and render its
     report. Returns the files written; empty when the run has no judgments yet. Raises
     `RunDirBusy` when a worker holds the run."""
-    from judge.config import load_config
+    from judge.config.run_config import load_config
     from judge.run import finish_run
 
     rundir = paths.rundir

@@ -109,7 +109,7 @@ def _work(
     executor: Executor = Executor.local,
     ray_address: str | None = None,
 ) -> dict[str, Any]:
-    from judge.config import load_config
+    from judge.config.run_config import load_config
     from judge.run import run_pipeline
     from judge.run.lifecycle import failed_gates
 

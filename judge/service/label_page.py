@@ -20,10 +20,10 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from judge.errors import DataError
 from judge.labelling import session
 from judge.labelling.task import TaskSpec, human_instructions, task_spec
-from judge.rundir import RunDir
 from judge.service import label_html
 from judge.service.annotators import Annotator, authenticate_annotator
 from judge.service.layout import run_paths
+from judge.store.rundir import RunDir
 
 router = APIRouter(include_in_schema=False)
 

@@ -5,7 +5,7 @@
                                    paid once per owner, and no owner learns (from `cached`
                                    flags or timings) what another owner asked
 <data_dir>/runs/<run_id>/inputs/   uploaded files and the config the run executes
-<data_dir>/runs/<run_id>/run/      the pipeline's run dir (`judge.rundir.RunDir`: its store,
+<data_dir>/runs/<run_id>/run/      the pipeline's run dir (`judge.store.rundir.RunDir`: its store,
                                    outputs and the lock its one worker holds)
 <data_dir>/runs/<run_id>/worker.*  the worker process's log and outcome
 """
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.rundir import RunDir
+from judge.store.rundir import RunDir
 
 RUN_ID = re.compile(r"^r_[0-9a-f]{20}$")
 

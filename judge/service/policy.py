@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from judge.config import RunConfig
+from judge.config.run_config import RunConfig
 from judge.service.problems import ProblemError
 from judge.service.settings import ServiceSettings
 

@@ -69,7 +69,7 @@ class LabelRefresher:
 
     def _loop(self) -> None:
         from judge.labelling.sample import publish
-        from judge.rundir import RunDir
+        from judge.store.rundir import RunDir
 
         while True:
             with self._cond:
@@ -107,7 +107,7 @@ class LabelRefresher:
 def stale_runs(runs_dir: Path) -> list[tuple[str, Path]]:
     """Runs under `runs_dir` (`<id>/run/`) whose labelling store was written after their
     summary: labels given that the calibration does not include."""
-    from judge.rundir import RunDir
+    from judge.store.rundir import RunDir
 
     found = []
     for store in sorted(runs_dir.glob("*/run/labelling.sqlite")):

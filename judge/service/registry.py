@@ -13,12 +13,12 @@ from typing import Any
 from sqlalchemy import Engine, func, select, true, update
 from sqlalchemy.engine import Row
 
-from judge.rundir import RunDir
 from judge.service.auth import Principal
 from judge.service.db import as_utc, runs, tokens, uploads, utc_now
 from judge.service.layout import RUN_ID, RunPaths, run_paths
 from judge.service.models import GateStatus, Progress, RunAnswer, RunInfo
 from judge.service.problems import ProblemError, not_found
+from judge.store.rundir import RunDir
 
 _COLUMNS = (*runs.c, tokens.c.name.label("owner"))
 

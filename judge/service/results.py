@@ -15,7 +15,7 @@ from sqlalchemy import Engine, select
 from sqlalchemy.engine import Row
 from starlette.datastructures import UploadFile
 
-from judge.analysis import validate_labels
+from judge.analysis.table_analysis import validate_labels
 from judge.errors import ConfigError, DataError, JudgeError, RunDirBusy
 from judge.service.analysis import (
     calibration_of,
@@ -25,11 +25,11 @@ from judge.service.analysis import (
 )
 from judge.service.db import runs
 from judge.service.layout import RunPaths
-from judge.service.limits import ExpansionBudget
 from judge.service.models import JudgmentsPage
 from judge.service.problems import ProblemError, data_problem, rename_paths
 from judge.service.registry import record_labels
 from judge.service.submit import checked, client_name, save_upload, stored_name
+from judge.service.upload_limits import ExpansionBudget
 
 __all__ = [
     "calibration_of",
@@ -78,8 +78,8 @@ def require_finished(paths: RunPaths, status: str) -> None:
 
 def human_labels(paths: RunPaths) -> Path:
     """The uploaded labels, else the config's `calibration.human`; 404 when neither."""
-    from judge.config import load_config
-    from judge.labels import run_labels
+    from judge.analysis.verdict_tables import run_labels
+    from judge.config.run_config import load_config
 
     human = run_labels(paths.rundir, load_config(paths.config))
     if human is None:
@@ -272,7 +272,7 @@ def _replace_labels(
     if _status(engine, row.id) == "finished" and rundir.has_judgments():
         # Analysed with them at once (`judge report --human` does the same); kept only if
         # that succeeds, else the labels in use stay.
-        from judge.config import load_config
+        from judge.config.run_config import load_config
         from judge.run import relabel_run
 
         try:

@@ -17,7 +17,6 @@ from judge.service import registry, results, submit
 from judge.service.auth import Principal, require_token
 from judge.service.db import ping
 from judge.service.layout import RunPaths
-from judge.service.limits import ExpansionBudget
 from judge.service.models import (
     CreateRunFromPaths,
     Health,
@@ -30,6 +29,7 @@ from judge.service.models import (
 )
 from judge.service.problems import ProblemError
 from judge.service.settings import ServiceSettings
+from judge.service.upload_limits import ExpansionBudget
 
 # Problem responses get their schema and media type in `app.problem_openapi`.
 _PROBLEM: dict[str, Any] = {"description": "A problem document"}

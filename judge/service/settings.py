@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge.cluster import Executor
-from judge.limits import RenderLimits
+from judge.config.limits import RenderLimits
 
 DEFAULT_DATA_DIR = Path("judge-service")
 DEFAULT_PORT = 8000

@@ -19,19 +19,19 @@ import yaml
 from sqlalchemy import Engine
 from starlette.datastructures import FormData, UploadFile
 
-from judge.analysis import validate_labels
+from judge.analysis.table_analysis import validate_labels
 from judge.errors import ConfigError, DataError, JudgeError, LimitError
 from judge.service import policy
 from judge.service.auth import Principal
 from judge.service.layout import RunPaths, run_paths
-from judge.service.limits import ExpansionBudget
 from judge.service.models import CreateRunFromPaths
 from judge.service.problems import ProblemError, data_problem, limit_problem, rename_paths
 from judge.service.registry import insert_run, new_run_id
 from judge.service.settings import ServiceSettings
+from judge.service.upload_limits import ExpansionBudget
 
 if TYPE_CHECKING:
-    from judge.config import RunConfig
+    from judge.config.run_config import RunConfig
 
 REQUIRED_PARTS = ("config", "items", "responses")
 OPTIONAL_PARTS = ("labels", "rubric")
@@ -187,9 +187,9 @@ def _finish(
 ) -> RunConfig:
     """Write the config the run executes, validate it and prepare the run (all by the
     library), mapping its errors to problems."""
-    from judge.config import load_config
+    from judge.config.run_config import load_config
+    from judge.rubric.templates import render_limits
     from judge.run import prepare_run
-    from judge.templates import render_limits
 
     paths.config.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     try:

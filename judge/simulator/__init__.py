@@ -16,10 +16,10 @@ DEFAULT_PORT = 8001
 """Where `judge simulate` listens unless told: not `judge serve`'s 8000, so both can run side
 by side on one machine."""
 
-# Lazy: `judge.config` imports SimulatorConfig, and should not pay for aiohttp.
+# Lazy: `judge.config.run_config` imports SimulatorConfig, and should not pay for aiohttp.
 _LAZY = {
-    "LatencyConfig": "judge.simulator.config",
-    "SimulatorConfig": "judge.simulator.config",
+    "LatencyConfig": "judge.config.simulator",
+    "SimulatorConfig": "judge.config.simulator",
     "SimulatorHandle": "judge.simulator.fixture",
     "running_simulator": "judge.simulator.fixture",
     "simulator_fixture": "judge.simulator.fixture",
@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from judge.simulator.config import LatencyConfig, SimulatorConfig
+    from judge.config.simulator import LatencyConfig, SimulatorConfig
     from judge.simulator.fixture import SimulatorHandle, running_simulator, simulator_fixture
     from judge.simulator.server import build_app, run, serve
 

@@ -23,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from judge.simulator.config import SimulatorConfig
+from judge.config.simulator import SimulatorConfig
 from judge.simulator.judging import uniforms
 from judge.simulator.prefix_cache import NO_PROBE, CacheProbe, PromptCache, probe
 from judge.simulator.replies import Faults, Reply, batch_outcome, compose

@@ -17,8 +17,8 @@ from aiohttp import web
 from judge.simulator.wire import Route, error_body, error_status, has_key, new_id
 
 if TYPE_CHECKING:
+    from judge.config.simulator import SimulatorConfig
     from judge.simulator.batches import BatchBook
-    from judge.simulator.config import SimulatorConfig
     from judge.simulator.openai_files import FileStore
     from judge.simulator.prefix_cache import PromptCache
     from judge.simulator.replies import Faults

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from judge.simulator.config import SimulatorConfig
+from judge.config.simulator import SimulatorConfig
 from judge.simulator.server import serve
 
 _START_TIMEOUT_S = 10.0

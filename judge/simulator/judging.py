@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from judge.injection import detect
-from judge.simulator.config import ReplyStyle, SimulatorConfig
+from judge.blinding.injection import detect
+from judge.config.simulator import ReplyStyle, SimulatorConfig
 
 
 def _delimited(tag: str) -> re.Pattern[str]:
@@ -269,7 +269,7 @@ def _utility(config: SimulatorConfig, family: str, text: str) -> float:
 @lru_cache(maxsize=4096)
 def quality_of(text: str) -> float:
     """Latent quality: the planted ⟦quality=x⟧ marker; else 0 for a text that talks to the
-    judge instead of answering (what `judge.injection.detect` flags, neutralised or not: a
+    judge instead of answering (what `judge.blinding.injection.detect` flags, neutralised or not: a
     judge that is not fooled by a canary still sees the non-answer it is); else a
     pseudo-quality hashed from the text (independent of the seed: it is a property of the
     answer, not of the judge)."""

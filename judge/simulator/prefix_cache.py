@@ -20,7 +20,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from judge.simulator.config import SimulatorConfig
+from judge.config.simulator import SimulatorConfig
 from judge.simulator.wire import JudgeCall
 
 _CHARS_PER_TOKEN = 4

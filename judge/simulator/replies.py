@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from judge.config.simulator import SimulatorConfig, for_model
 from judge.families import family_of
-from judge.simulator.config import SimulatorConfig, for_model
 from judge.simulator.judging import (
     MALFORMED_TEXT,
     NO_CANDIDATES_TEXT,

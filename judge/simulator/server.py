@@ -16,10 +16,10 @@ import signal
 from aiohttp import web
 from pydantic import ValidationError
 
+from judge.config.simulator import SimulatorConfig
 from judge.simulator import DEFAULT_PORT
 from judge.simulator.anthropic_batches import add_message_batch_routes
 from judge.simulator.batches import BatchBook
-from judge.simulator.config import SimulatorConfig
 from judge.simulator.control import error_response, retry_after
 from judge.simulator.judging import normal_pair
 from judge.simulator.openai_batches import add_batch_routes

@@ -11,7 +11,7 @@ from tests.helpers import REPO
 
 def test_importing_the_cli_does_not_import_the_service_stack() -> None:
     code = (
-        "import sys, judge.cli; "
+        "import sys, judge.cli.main; "
         "heavy = [m for m in ('fastapi', 'starlette', 'uvicorn', 'sqlalchemy', 'psycopg', "
         "'pandas', 'litellm', 'ray') if m in sys.modules]; print(heavy)"
     )

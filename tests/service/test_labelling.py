@@ -215,7 +215,7 @@ def test_labelling_page_in_a_real_browser(lab: Lab, tmp_path: Path) -> None:
 
     from playwright.sync_api import expect, sync_playwright
 
-    assert CHROMIUM.exists(), "install Debian's chromium (apt-get install chromium; .ci/run does)"
+    assert CHROMIUM.exists(), "install Debian's chromium (apt-get install chromium; make test does)"
     shots = Path(os.environ.get("JUDGE_SCREENSHOTS") or tmp_path)
     shots.mkdir(parents=True, exist_ok=True)
     token = lab.annotator("browser")

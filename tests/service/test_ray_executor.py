@@ -70,7 +70,7 @@ def test_the_ray_executor_without_ray_names_the_install(tmp_path: Path) -> None:
     code = (
         "import sys; sys.modules['ray'] = None; "
         "sys.argv = ['judge', 'serve', '--executor', 'ray', '--data-dir', sys.argv[1]]; "
-        "from judge.cli import main; main()"
+        "from judge.cli.main import main; main()"
     )
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
     done = subprocess.run(

@@ -1,0 +1,217 @@
+"""What a run will cost before it is sent: tokens estimated from the prompts, the reply from
+the judge's `max_tokens` (or a typical length), priced as `judge.judging.pricing` prices replies:
+synchronously, in provider batches, and with the prompt cache serving the static prefix.
+
+The static prefix is the request's leading system message (the rubric's instructions, the
+same in every request of a rubric). The cached estimate assumes the first request of each
+distinct prefix writes it to the cache and every later one reads it from there, and only for
+prefixes of `MIN_CACHEABLE_TOKENS` or more: the providers cache nothing shorter. It is a best
+case (a cache entry expires after minutes unused; requests sent at once may all miss it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from judge.config.run_config import JudgeSpec, RunConfig
+from judge.judging.pricing import price, rate_card
+from judge.store.run_store import RunStore
+from judge.types import ChatMessage, JudgeRequest, Usage
+
+__all__ = [
+    "MIN_CACHEABLE_TOKENS",
+    "JudgeEstimate",
+    "PrefixEstimate",
+    "RunEstimate",
+    "estimate_run",
+    "estimate_tokens",
+    "max_tokens",
+]
+
+_EST_OUTPUT_TOKENS = 400
+"""Expected reply length when the judge sets no `max_tokens` (tokens)."""
+_PAGE = 1000
+MIN_CACHEABLE_TOKENS = 1024
+"""The shortest prompt prefix OpenAI and Anthropic cache (tokens)."""
+_MAX_PREFIXES = 64
+"""Distinct static prefixes followed per judge: a rubric has one; a prompt whose system
+message differs per request has no shared prefix, and following each would grow with the
+run. Requests past this many are estimated uncached."""
+
+
+def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
+    # ~4 characters per token for English text: good enough for limits and budgets.
+    return sum(len(m.content) for m in messages) // 4 + 4 * len(messages)
+
+
+def max_tokens(spec: JudgeSpec) -> int:
+    value = spec.params.get("max_tokens") or spec.params.get("max_completion_tokens")
+    return int(value) if isinstance(value, int | float) else _EST_OUTPUT_TOKENS
+
+
+def worst_case_cost(request: JudgeRequest, spec: JudgeSpec, *, batch: bool = False) -> float:
+    """What sending `request` may cost at most (its prompt, and the longest reply allowed):
+    what a budget holds back for it before it is sent. 0 when the price is unknown."""
+    usage = Usage(input_tokens=estimate_tokens(request.messages), output_tokens=max_tokens(spec))
+    return price(spec.model, usage, spec, batch=batch) or 0.0
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PrefixEstimate(_Model):
+    """One distinct static prefix (system message) among a judge's requests to send."""
+
+    tokens: int
+    """Estimated tokens of the prefix."""
+    requests: int
+    """Requests to send that start with it."""
+    cacheable: bool
+    """At least `MIN_CACHEABLE_TOKENS`: the cached estimate serves it from the cache."""
+
+
+class JudgeEstimate(_Model):
+    """One judge's pending requests and what sending them will cost (None: price unknown)."""
+
+    judge: str
+    mode: Literal["sync", "batch"]
+    """How the judge is configured to send (`JudgeSpec.mode`): the cached estimate's mode."""
+    requests: int
+    """Pending requests: no response stored."""
+    cached: int
+    """Of those, answered by the response cache: nothing is sent, nothing paid."""
+    input_tokens: int
+    """Estimated prompt tokens of the requests to send."""
+    output_tokens: int
+    """Estimated reply tokens (each reply at the judge's `max_tokens`)."""
+    prefixes: list[PrefixEstimate]
+    """The distinct static prefixes of the requests to send, most used first."""
+    unfollowed_requests: int
+    """Requests to send whose prefix was past the ones followed: estimated uncached."""
+    prompt_cache: bool
+    """False: an Anthropic judge with `prompt_cache: false`, which the provider will not
+    cache; the cached estimate is then the uncached one."""
+    cache_read_tokens: int
+    """Of `input_tokens`, read from the cache in the cached estimate."""
+    cache_write_tokens: int
+    """Of `input_tokens`, written to the cache in the cached estimate."""
+    cost_sync_usd: float | None
+    """Every request sent synchronously, nothing cached."""
+    cost_batch_usd: float | None
+    """Every request sent in provider batches, nothing cached."""
+    cost_cached_usd: float | None
+    """In the judge's `mode`, the static prefixes served from the cache."""
+
+    @property
+    def to_send(self) -> int:
+        return self.requests - self.cached
+
+
+class RunEstimate(_Model):
+    """`--dry-run`: per judge with pending requests, what sending them will cost."""
+
+    judges: dict[str, JudgeEstimate]
+    min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS
+
+
+def estimate_run(store: RunStore, config: RunConfig) -> RunEstimate:
+    """Pending requests per judge and their estimated cost (for `--dry-run`), read a page at
+    a time: memory holds a page and a few numbers per judge."""
+    specs = {spec.model: spec for spec in config.judges}
+    tallies: dict[str, _Tally] = {}
+    after = 0
+    while rows := store.pending_after(after, _PAGE):
+        after = rows[-1][0]
+        for _, request in rows:
+            tally = tallies.get(request.judge)
+            if tally is None:
+                tally = tallies[request.judge] = _Tally(request.judge, specs.get(request.judge))
+            cached = store.cached_response(request.cache_key) is not None
+            tally.add(request, cached=cached)
+    return RunEstimate(judges={judge: tally.result() for judge, tally in tallies.items()})
+
+
+class _Tally:
+    """One judge's sums, a request at a time."""
+
+    def __init__(self, judge: str, spec: JudgeSpec | None) -> None:
+        self.judge, self.spec = judge, spec
+        self.requests = self.cached = self.input_tokens = self.unfollowed = 0
+        self.out_per_request = _EST_OUTPUT_TOKENS if spec is None else max_tokens(spec)
+        self.prefixes: dict[str, list[int]] = {}
+        """Prefix text -> [estimated tokens, requests]."""
+
+    def add(self, request: JudgeRequest, *, cached: bool) -> None:
+        self.requests += 1
+        if cached:
+            self.cached += 1
+            return
+        self.input_tokens += estimate_tokens(request.messages)
+        prefix = _static_prefix(request.messages)
+        if not prefix:
+            return
+        text = "\n".join(m.content for m in prefix)
+        seen = self.prefixes.get(text)
+        if seen is not None:
+            seen[1] += 1
+        elif len(self.prefixes) < _MAX_PREFIXES:
+            self.prefixes[text] = [estimate_tokens(prefix), 1]
+        else:
+            self.unfollowed += 1
+
+    def result(self) -> JudgeEstimate:
+        spec = self.spec
+        sent = self.requests - self.cached
+        output = sent * self.out_per_request
+        prefixes = sorted(
+            (
+                PrefixEstimate(tokens=t, requests=n, cacheable=t >= MIN_CACHEABLE_TOKENS)
+                for t, n in self.prefixes.values()
+            ),
+            key=lambda p: (-p.requests, p.tokens),
+        )
+        # OpenAI caches long prefixes by itself; Anthropic only at the breakpoint that
+        # `prompt_cache` sets.
+        caches = spec is None or spec.prompt_cache or spec.provider != "anthropic"
+        cacheable = [p for p in prefixes if p.cacheable] if caches else []
+        read = sum(p.tokens * (p.requests - 1) for p in cacheable)
+        written = sum(p.tokens for p in cacheable)
+        plain = Usage(input_tokens=self.input_tokens, output_tokens=output)
+        with_cache = plain.model_copy(
+            update={"cache_read_tokens": read, "cache_write_tokens": written}
+        )
+        sync = batch = in_mode = None
+        if spec is not None:
+            card = rate_card(spec)
+            sync, batch = card.cost(plain), card.cost(plain, batch=True)
+            in_mode = card.cost(with_cache, batch=spec.mode == "batch")
+        return JudgeEstimate(
+            judge=self.judge,
+            mode="sync" if spec is None else spec.mode,
+            requests=self.requests,
+            cached=self.cached,
+            input_tokens=self.input_tokens,
+            output_tokens=output,
+            prefixes=prefixes,
+            unfollowed_requests=self.unfollowed,
+            prompt_cache=caches,
+            cache_read_tokens=read,
+            cache_write_tokens=written,
+            cost_sync_usd=sync,
+            cost_batch_usd=batch,
+            cost_cached_usd=in_mode,
+        )
+
+
+def _static_prefix(messages: Sequence[ChatMessage]) -> list[ChatMessage]:
+    """The leading system messages: the part of a prompt that does not change per request."""
+    prefix = []
+    for message in messages:
+        if message.role != "system":
+            break
+        prefix.append(message)
+    return prefix

@@ -6,8 +6,7 @@ never litellm) and each name is imported on first use.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judge.errors import (
     ConfigError,
@@ -18,6 +17,7 @@ from judge.errors import (
     ProviderError,
     StoreError,
 )
+from judge.exports import lazy_exports
 
 DISTRIBUTION = "judge-pipeline"
 """The name pip knows this package by (pyproject.toml's `name`)."""
@@ -36,6 +36,10 @@ def _installed_version() -> str:
 __version__ = _installed_version()
 
 _LAZY = {
+    "evaluate": "judge.run.evaluate",
+    "calibrate": "judge.run.evaluate",
+    "compare": "judge.run.evaluate",
+    "Result": "judge.run.evaluate",
     "RunConfig": "judge.config.run_config",
     "JudgeSpec": "judge.config.run_config",
     "load_config": "judge.config.run_config",
@@ -71,6 +75,7 @@ __all__ = [
     "ParseError",
     "ProviderError",
     "RenderLimits",
+    "Result",
     "Rubric",
     "RunConfig",
     "RunDir",
@@ -79,7 +84,10 @@ __all__ = [
     "StoreError",
     "__version__",
     "blind_responses",
+    "calibrate",
+    "compare",
     "eligible_judges",
+    "evaluate",
     "family_of",
     "finish_run",
     "iter_responses",
@@ -108,14 +116,8 @@ if TYPE_CHECKING:
     from judge.rubric.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
     from judge.rubric.templates import render_limits
     from judge.run import finish_run, prepare_run, run_pipeline
+    from judge.run.evaluate import Result, calibrate, compare, evaluate
     from judge.store.run_store import RunStore
     from judge.store.rundir import RunDir
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judge' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -78,9 +78,9 @@ def printable(text: str) -> str:
 
 
 class Problem(Exception):
-    """A bad value in one row, raised by `parse_json` and the row checks in `judge.inputs.tables`;
-    the
-    reader that produced the row adds where it is (`judge.inputs.sources.Source.error`)."""
+    """A bad value in one row, raised by `parse_json` and the row checks in
+    `judge.inputs.tables`; the reader that produced the row adds where it is
+    (`judge.inputs.sources.Source.error`)."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(message)

@@ -30,6 +30,8 @@ from typing import Any
 import httpx
 import yaml
 
+from judge.labelling.label_store import open_labelling
+
 REPO = Path(__file__).resolve().parent.parent
 MT_BENCH = REPO / "data" / "mt_bench"
 ASSIGNMENT = re.compile(r'name="assignment" value="(a_[0-9a-f]+)"')
@@ -178,7 +180,7 @@ def main() -> None:
             shown = page.get("/label")
             found = ASSIGNMENT.search(shown.text)
             assert found, shown.text[:300]
-            with rundir.open_labelling() as store:
+            with open_labelling(rundir) as store:
                 assignment = store.assignment(found.group(1))
             assert assignment is not None
             a, b = slots[assignment.pair_id]

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from judge.errors import ConfigError, DataError
 from judge.labelling import offline, sample, session, status
+from judge.labelling.label_store import open_labelling
 from judge.labelling.task import TaskSpec, build_queue, create_task
 from judge.store.rundir import RunDir
 from tests.helpers import MT_BENCH, REPO, run_cli_here
@@ -221,7 +222,7 @@ def test_queue_holds_every_judged_pair_in_increasing_priority(
     keys = [q["priority"] for q in queue]
     assert all(x <= y for x, y in itertools.pairwise(keys))
     assert all(k > 0 for k in keys)
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         task = store.task()
     assert task is not None and task[2] == len(pairs)
     assert task[1]["seed"] == 3 and task[1]["mode"] == "active"
@@ -253,7 +254,7 @@ def test_where_keeps_only_the_items_of_those_strata(
 def test_where_on_an_unknown_stratum_is_a_config_error(fresh: RunDir) -> None:
     with pytest.raises(ConfigError, match="colour"):
         create_task(fresh, TaskSpec(where={"colour": ["red"]}))
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         assert store.task() is None
 
 
@@ -451,7 +452,7 @@ def test_undo_brings_the_same_pair_back_first_and_keeps_the_row(fresh: RunDir) -
     rows = raw_labels(fresh)
     assert len(rows) == 1 and rows[0]["undone_at"] is not None
     assert rows[0]["pair_id"] == queue[0]["pair_id"]
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         state, labels = sample.sample(store, 2)
     assert labels == [] and state.labels == 0 and state.labelled == 0
     assert state.waiting == 2  # both pairs are on the annotator's screen, unanswered
@@ -461,7 +462,7 @@ def test_undo_brings_the_same_pair_back_first_and_keeps_the_row(fresh: RunDir) -
     assert [(r["choice"], r["undone_at"] is None) for r in rows] == [("1", False), ("2", True)]
     after = session.next_pair(fresh, "ann")
     assert after is not None and after.assignment_id == second.assignment_id
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         state, labels = sample.sample(store, 2)
     assert [(x.pair_id, x.winner) for x in labels] == [
         (queue[0]["pair_id"], "b" if rows[1]["shown"] == "AB" else "a")
@@ -479,7 +480,7 @@ def test_sample_threshold_and_inclusion_of_a_labelled_prefix(fresh: RunDir) -> N
         shown = session.next_pair(fresh, "ann")
         assert shown is not None
         session.answer(fresh, "ann", shown.assignment_id, "1")
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         state, labels = sample.sample(store, 2)
     assert (state.settled, state.labelled, state.labels) == (k, k, k)
     assert (state.skipped, state.waiting, state.ahead) == (0, 0, 0)
@@ -495,13 +496,13 @@ def test_sample_threshold_and_inclusion_of_a_labelled_prefix(fresh: RunDir) -> N
     # Shown, unanswered: waiting, inside the sample, no label; the threshold moves past it.
     shown = session.next_pair(fresh, "ann")
     assert shown is not None
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         state, labels = sample.sample(store, 2)
     assert (state.settled, state.waiting, state.labels) == (k + 1, 1, k)
     assert state.threshold == queue[k + 1]["priority"]
     # Skipped by the only annotator: settled, skipped, no label.
     session.answer(fresh, "ann", shown.assignment_id, "s")
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         state, labels = sample.sample(store, 2)
     assert (state.settled, state.skipped, state.waiting, state.labels) == (k + 1, 1, 0, k)
     assert queue[k]["pair_id"] not in {x.pair_id for x in labels}
@@ -514,7 +515,7 @@ def test_sample_threshold_and_inclusion_of_a_labelled_prefix(fresh: RunDir) -> N
     assert other is not None
     assert raw_assignment(fresh, other.assignment_id)["pair_id"] == queue[k]["pair_id"]
     session.answer(fresh, "ann_two", other.assignment_id, "2")
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         state, labels = sample.sample(store, 2)
     # ... and its answer makes it a labelled pair of the sample.
     assert (state.settled, state.labelled, state.skipped, state.labels) == (k + 1, k + 1, 0, k + 1)
@@ -547,7 +548,7 @@ def test_a_size_cut_uniform_task_is_a_sample_of_the_run(fresh: RunDir) -> None:
         assert shown is not None
         session.answer(fresh, "ann", shown.assignment_id, "3")
     assert session.next_pair(fresh, "ann") is None
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         state, labels = sample.sample(store, 2)
     assert state.threshold == pytest.approx(full[3].priority)
     assert [x.inclusion for x in labels] == pytest.approx([full[3].priority] * 3)
@@ -560,7 +561,7 @@ def test_a_size_cut_active_task_keeps_the_inclusion_probabilities(fresh: RunDir)
         shown = session.next_pair(fresh, "ann")
         assert shown is not None
         session.answer(fresh, "ann", shown.assignment_id, "1")
-    with fresh.open_labelling() as store:
+    with open_labelling(fresh) as store:
         _state, labels = sample.sample(store, 2)
     # Ohlsson's threshold for the first 5 of the run's 2,254 pairs: the 6th key.
     t = full[5].priority

@@ -224,22 +224,80 @@ def compare_source(
     paired_against = None if stored is None else stored.pairs.baseline
     if source.is_dir() and by is None and settings.strata:
         by = settings.strata[0]
-    resamples = settings.resamples if resamples is None else resamples
-    seed = settings.seed if seed is None else seed
-    controls = settings.control if controls is None else controls
-    if controls:
-        from calibration.style_control import StyleControlError, check_controls
-
-        try:
-            controls = check_controls(controls)
-        except StyleControlError as exc:
-            raise ConfigError(str(exc)) from None
-    from calibration.compare import compare_table
-    from calibration.compare_input import ComparisonInputError
-    from calibration.gates import GateError, GateSyntaxError
+    controls = _checked_controls(settings.control if controls is None else controls)
     from judge.analysis.verdict_tables import load_comparison_table
 
     table, item_columns = load_comparison_table(source, judge_name, styles=bool(controls))
+    return _compare_loaded(
+        table,
+        item_columns,
+        baseline=baseline,
+        by=by,
+        resamples=settings.resamples if resamples is None else resamples,
+        seed=settings.seed if seed is None else seed,
+        gates=gates,
+        controls=controls,
+        paired_against=paired_against,
+    )
+
+
+def compare_frame(
+    table: pd.DataFrame,
+    *,
+    baseline: str | None = None,
+    by: str | None = None,
+    resamples: int | None = None,
+    seed: int | None = None,
+    gates: Sequence[str] = (),
+    controls: Sequence[str] | None = None,
+) -> ComparisonReport:
+    """`compare_source` on a table in memory (pairwise: item_id, system_a, system_b, score_a;
+    scores: item_id, system, score), with `CompareConfig`'s defaults."""
+    from judge.analysis.response_style import with_styles
+    from judge.config.run_config import CompareConfig
+
+    settings = CompareConfig()
+    controls = _checked_controls(controls or [])
+    return _compare_loaded(
+        with_styles(table) if controls else table,
+        [],
+        baseline=baseline,
+        by=by,
+        resamples=settings.resamples if resamples is None else resamples,
+        seed=settings.seed if seed is None else seed,
+        gates=gates,
+        controls=controls,
+        paired_against=None,
+    )
+
+
+def _checked_controls(controls: Sequence[str]) -> list[str]:
+    if not controls:
+        return list(controls)
+    from calibration.style_control import StyleControlError, check_controls
+
+    try:
+        return list(check_controls(controls))
+    except StyleControlError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _compare_loaded(
+    table: pd.DataFrame,
+    item_columns: Sequence[str],
+    *,
+    baseline: str | None,
+    by: str | None,
+    resamples: int,
+    seed: int,
+    gates: Sequence[str],
+    controls: Sequence[str],
+    paired_against: str | None,
+) -> ComparisonReport:
+    from calibration.compare import compare_table
+    from calibration.compare_input import ComparisonInputError
+    from calibration.gates import GateError, GateSyntaxError
+
     kind = "pairwise" if "system_a" in table.columns else "scores"
     if by is not None and by not in table.columns and by not in item_columns:
         raise ConfigError(f"by {by!r}: no such column; columns: {', '.join(table.columns)}")

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from judge.config.run_config import JudgeSpec, RunConfig
 
+__all__ = ["in_batch_mode", "synchronous_judges"]
+
 
 def synchronous_judges(judges: Sequence[JudgeSpec]) -> frozenset[str] | None:
     """The judges a runner sends itself when some are in batch mode; None when none is (the

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from judge.errors import ConfigError
+from judge.labelling.label_store import open_labelling
 
 if TYPE_CHECKING:
     from judge.store.rundir import RunDir
@@ -80,7 +81,7 @@ def create(
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc)) from None
     task_id = create_task(rundir, spec)
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         task = store.task()
     pool = task[2] if task else 0
     typer.echo(f"task {task_id}: {pool} pairs queued ({spec.mode}, overlap {spec.overlap})")

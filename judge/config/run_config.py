@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -34,6 +34,21 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
+TABLE_COLUMNS = (
+    "item_id",
+    "prompt",
+    "reference",
+    "system",
+    "output",
+    "context",
+    "latency_s",
+    "cost_usd",
+    "tokens",
+)
+"""The columns of the items and responses tables (`judge.inputs.tables` reads them), which
+`data.columns` may give other names."""
+
+
 class DataConfig(_Strict):
     """The items and the systems' responses to them."""
 
@@ -46,6 +61,33 @@ class DataConfig(_Strict):
     systems: list[str] | None = None
     """Evaluate only these systems (e.g. to leave out the judge's own family); the other
     systems' responses are loaded, validated and counted, then set aside."""
+    columns: dict[str, str] = Field(default_factory=dict)
+    """The tables' own names for the pipeline's columns, e.g. `{item_id: ticket_id, system:
+    model_name, output: reply}`: keys among item_id, prompt, reference (items) and item_id,
+    system, output, context, latency_s, cost_usd, tokens (responses); values are the column
+    names in your files. Columns not named here keep their names (an items table's other
+    columns are strata)."""
+
+    @field_validator("columns")
+    @classmethod
+    def _known_columns(cls, columns: dict[str, str]) -> dict[str, str]:
+        unknown = sorted(set(columns) - set(TABLE_COLUMNS))
+        if unknown:
+            raise ValueError(
+                f"data.columns maps {', '.join(map(repr, unknown))}, which no table has; "
+                f"the pipeline's columns are {', '.join(TABLE_COLUMNS)}"
+            )
+        blank = [name for name, column in columns.items() if not column.strip()]
+        if blank:
+            raise ValueError(f"data.columns.{blank[0]} is empty: give the column's name")
+        taken: dict[str, str] = {}
+        for name, column in columns.items():
+            if column in taken:
+                raise ValueError(
+                    f"data.columns gives column {column!r} to both {taken[column]} and {name}"
+                )
+            taken[column] = name
+        return columns
 
 
 class BlindingConfig(_Strict):
@@ -366,12 +408,17 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}")
 def load_config(path: str | Path) -> RunConfig:
     """Read a YAML run config; relative paths are made absolute against its directory."""
     path = Path(path)
-    raw = read_yaml_mapping(path, "config")
+    return config_from_mapping(read_yaml_mapping(path, "config"), path.parent, source=str(path))
+
+
+def config_from_mapping(raw: dict[str, Any], base: Path, *, source: str) -> RunConfig:
+    """A run config from its keys (as the YAML holds them); relative paths are made absolute
+    against `base`. `source` names it in errors (the file, or `config`)."""
     try:
         config = RunConfig.model_validate(raw)
     except ValidationError as exc:
-        raise ConfigError(f"{path}: {format_validation_error(exc)}") from None
-    return _resolve_paths(config, path.parent)
+        raise ConfigError(f"{source}: {format_validation_error(exc)}") from None
+    return _resolve_paths(config, base)
 
 
 def format_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:

@@ -28,7 +28,7 @@ import numbers
 import re
 import sys
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -450,3 +450,62 @@ def _not_utf8(source: Source, line: int, column: int, byte: int, offset: int) ->
         path=str(source.path),
         line=line,
     )
+
+
+class RenamedSource(Source):
+    """A source whose columns carry the user's names (`data.columns`): each record is read
+    under the pipeline's names (`item_id`, `system`, `output`, ...), and an error names the
+    column as the file spells it. `names` maps a pipeline name to the user's column."""
+
+    def __init__(self, inner: Source, names: Mapping[str, str]) -> None:
+        super().__init__(inner.path)
+        self.inner = inner
+        self.encoded = inner.encoded
+        self.names = dict(names)
+        self.canonical = {column: name for name, column in names.items()}
+        # A file column named like a pipeline name that another column stands for would
+        # give one record two values for it.
+        self.shadowed = frozenset(name for name in names if name not in self.canonical)
+
+    def columns(self) -> list[str] | None:
+        columns = self.inner.columns()
+        if columns is None:
+            return None
+        self._check(columns, None)
+        return [self.canonical.get(column, column) for column in columns]
+
+    def chunks(self, chunk_rows: int) -> Iterator[Chunk]:
+        canonical, check = self.canonical, self.inner.columns() is None
+        for chunk in self.inner.chunks(chunk_rows):
+            if check:
+                for position, record in zip(chunk.positions, chunk.records, strict=True):
+                    self._check(record, position)
+            records = [{canonical.get(k, k): v for k, v in r.items()} for r in chunk.records]
+            yield Chunk(records, chunk.positions)
+
+    def locate(self, wanted: Mapping[int, Mapping[str, Any]]) -> dict[int, int | None]:
+        names = self.names
+        return self.inner.locate(
+            {p: {names.get(k, k): v for k, v in record.items()} for p, record in wanted.items()}
+        )
+
+    def error_at(self, position: int, line: int | None, problem: Problem) -> DataError:
+        field = problem.field
+        if field in self.names:
+            column = self.names[field]
+            message = problem.message.replace(repr(field), repr(column))
+            problem = Problem(f"{message} (data.columns.{field}: {column!r})", column)
+        return self.inner.error_at(position, line, problem)
+
+    def _check(self, keys: Iterable[str], position: int | None) -> None:
+        clash = next((key for key in keys if key in self.shadowed), None)
+        if clash is None:
+            return
+        problem = Problem(
+            f"column {clash!r} is in the file, and data.columns.{clash} names "
+            f"{self.names[clash]!r} as that column: rename one, or map {clash!r} itself",
+            clash,
+        )
+        if position is None:
+            raise DataError(problem.message, path=str(self.path), field=clash)
+        raise self.inner.error_at(position, position, problem)

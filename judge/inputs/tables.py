@@ -32,6 +32,7 @@ from judge.inputs.sources import (
     JsonlSource,
     ParquetSource,
     Problem,
+    RenamedSource,
     Source,
     is_sequence,
 )
@@ -100,23 +101,35 @@ _BATCH_ROWS = 4_096
 # --------------------------------------------------------------------------- public API
 
 
-def load_items(path: str | Path) -> dict[str, Item]:
+def load_items(path: str | Path, *, columns: Mapping[str, str] | None = None) -> dict[str, Item]:
     """Read an items table: `item_id` and `prompt` required, `reference` optional, every other
-    column a stratum. Returns the items by id, in file order."""
-    return {item.item_id: item for item in iter_items(path)}
+    column a stratum. Returns the items by id, in file order. `columns`: the table's own names
+    for the pipeline's columns (`data.columns`, e.g. `{"item_id": "ticket_id"}`)."""
+    return {item.item_id: item for item in iter_items(path, columns=columns)}
 
 
-def iter_items(path: str | Path, *, seen: SeenKeys | None = None) -> Iterator[Item]:
+def iter_items(
+    path: str | Path,
+    *,
+    seen: SeenKeys | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> Iterator[Item]:
     """Stream an items table as `Item`s, in file order (`load_items` holds them all). The path
     and format are checked at call time, rows while iterating: a `DataError` fails the whole
     load. `seen`: where repeated item ids are looked for (default: a set in memory; a
     streaming prepare keeps them in its index, `judge.inputs.duplicates.SeenInIndex`)."""
-    return (Item(**row._asdict()) for row in iter_item_rows(path, seen=seen))
+    rows = iter_item_rows(path, seen=seen, columns=columns)
+    return (Item(**row._asdict()) for row in rows)
 
 
-def iter_item_rows(path: str | Path, *, seen: SeenKeys | None = None) -> Iterator[ItemRow]:
+def iter_item_rows(
+    path: str | Path,
+    *,
+    seen: SeenKeys | None = None,
+    columns: Mapping[str, str] | None = None,
+) -> Iterator[ItemRow]:
     """`iter_items` as checked `ItemRow`s (see `iter_response_rows`)."""
-    source = _open_source(path)
+    source = _open_source(path, _table_names(columns, _ITEM_COLUMNS))
     return _stream_items(source, seen if seen is not None else SeenIds())
 
 
@@ -146,6 +159,7 @@ def iter_responses(
     allow_empty_outputs: bool = False,
     chunk_rows: int = 50_000,
     seen: SeenKeys | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Iterator[Response]:
     """Stream a responses table (`item_id`, `system`, `output` required; `context`,
     `latency_s`, `cost_usd`, `tokens` optional) as `Response`s, in file order.
@@ -154,7 +168,12 @@ def iter_responses(
     consumer that sees a `DataError` must treat the whole load as failed.
     """
     rows = iter_response_rows(
-        path, item_ids, allow_empty_outputs=allow_empty_outputs, chunk_rows=chunk_rows, seen=seen
+        path,
+        item_ids,
+        allow_empty_outputs=allow_empty_outputs,
+        chunk_rows=chunk_rows,
+        seen=seen,
+        columns=columns,
     )
     return (Response(**row._asdict()) for row in rows)
 
@@ -166,24 +185,35 @@ def iter_response_rows(
     allow_empty_outputs: bool = False,
     chunk_rows: int = 50_000,
     seen: SeenKeys | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> Iterator[ResponseRow]:
     """`iter_responses` as checked `ResponseRow`s, for a consumer that stores the fields
     rather than the records (building a `Response` costs more than checking its row)."""
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be at least 1, got {chunk_rows}")
-    source = _open_source(path)
+    source = _open_source(path, _table_names(columns, _RESPONSE_COLUMNS))
     seen = seen if seen is not None else SeenPairs()
     return _stream_responses(source, item_ids, allow_empty_outputs, chunk_rows, seen)
 
 
 def load_responses(
-    path: str | Path, item_ids: Container[str], *, allow_empty_outputs: bool = False
+    path: str | Path,
+    item_ids: Container[str],
+    *,
+    allow_empty_outputs: bool = False,
+    columns: Mapping[str, str] | None = None,
 ) -> list[Response]:
     """Every response of a table at once: `iter_responses` for tables that fit in memory."""
-    return list(iter_responses(path, item_ids, allow_empty_outputs=allow_empty_outputs))
+    rows = iter_responses(path, item_ids, allow_empty_outputs=allow_empty_outputs, columns=columns)
+    return list(rows)
 
 
-def _open_source(path: str | Path) -> Source:
+def _table_names(columns: Mapping[str, str] | None, table: frozenset[str]) -> dict[str, str]:
+    """The part of a `data.columns` mapping that names this table's columns."""
+    return {name: column for name, column in (columns or {}).items() if name in table}
+
+
+def _open_source(path: str | Path, names: Mapping[str, str] | None = None) -> Source:
     path = Path(path)
     name = path.name.lower()
     base = name.removesuffix(".gz")
@@ -211,6 +241,9 @@ def _open_source(path: str | Path) -> Source:
         raise DataError("not a file (a directory?)", path=str(path))
     if path.stat().st_size == 0:
         raise DataError("empty file: expected rows", path=str(path))
+    # Only a real renaming costs a pass over each record's keys.
+    if names and any(name != column for name, column in names.items()):
+        return RenamedSource(source, names)
     return source
 
 
@@ -413,10 +446,18 @@ def _check_header(
     try:
         _check_keys(dict.fromkeys(columns), required, known, table)
     except Problem as problem:
+        message, field, found = problem.message, problem.field, columns
+        if isinstance(source, RenamedSource):
+            found = source.inner.columns() or columns
+            if field in source.names:
+                column = source.names[field]
+                message = message.replace(repr(field), repr(column))
+                message += f" (data.columns.{field})"
+                field = column
         raise DataError(
-            f"{problem.message} (found columns: {', '.join(map(str, columns))})",
+            f"{message} (found columns: {', '.join(map(str, found))})",
             path=str(source.path),
-            field=problem.field,
+            field=field,
         ) from None
 
 

@@ -22,9 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judge.sqlite import connect, transaction
+
+if TYPE_CHECKING:
+    from judge.store.rundir import RunDir
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS task (
@@ -131,7 +134,7 @@ class LabelRow:
 
 
 class LabelStore:
-    """One connection to a run's labelling file. Open with `RunDir.open_labelling()`."""
+    """One connection to a run's labelling file. Open with `open_labelling(rundir)`."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -392,3 +395,9 @@ def _winner(choice: str, shown: str) -> str | None:
 
 def _seconds(start: str, end: str) -> float:
     return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def open_labelling(rundir: RunDir) -> LabelStore:
+    """The run's labelling store (`RunDir.labelling_file`), created on first use. The labelling
+    layer opens it: the run dir names the file but knows nothing of labelling."""
+    return LabelStore(rundir.labelling_file)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.errors import DataError
+from judge.labelling.label_store import open_labelling
 from judge.labelling.session import CHOICES, answer, shown_pair
 from judge.labelling.task import task_spec
 from judge.store.rundir import RunDir
@@ -59,7 +60,7 @@ def export_pairs(rundir: RunDir, annotator: str, count: int, path: Path) -> int:
     `path` (.csv or .jsonl). Returns the rows written."""
     if path.suffix not in (".csv", ".jsonl"):
         raise DataError("export to a .csv or .jsonl file", path=str(path))
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         spec = task_spec(store)
         # Pairs shown earlier and never answered go out first: not lost, not assigned twice.
         rows = store.open_assignments(annotator)[:count]
@@ -109,7 +110,7 @@ def import_labels(rundir: RunDir, path: Path) -> Imported:
                 path=str(path),
             )
     recorded = already = blank = 0
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         task_spec(store)
         plan = []
         for row, record in enumerate(table.to_dict("records"), 1):

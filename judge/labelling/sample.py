@@ -24,7 +24,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from judge.labelling.label_store import LabelRow, LabelStore
+from judge.labelling.label_store import LabelRow, LabelStore, open_labelling
 from judge.labelling.task import task_spec
 from judge.store.rundir import RunDir
 
@@ -136,7 +136,7 @@ def publish(rundir: RunDir) -> SampleState:
     from judge.run import finish_run, relabel_run
 
     config = rundir.stored_config()
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         spec = task_spec(store)
         state, labels = sample(store, spec.max_skips)
     if not labels:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from judge.errors import DataError
-from judge.labelling.label_store import Assignment, LabelRow, LabelStore
+from judge.labelling.label_store import Assignment, LabelRow, LabelStore, open_labelling
 from judge.labelling.task import MAX_REASON, Candidate, PairContent, pair_content, task_spec
 from judge.store.rundir import RunDir
 
@@ -52,7 +52,7 @@ def shown_pair(rundir: RunDir, store: LabelStore, assignment: Assignment) -> Sho
 def next_pair(rundir: RunDir, annotator: str) -> Shown | None:
     """The pair `annotator` should label now (the one it was shown and has not answered, else
     the next in the queue for it); None when nothing is left for it."""
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         spec = task_spec(store)
         assignment = store.open_assignment(annotator) or store.assign_next(
             annotator, spec.overlap, spec.max_skips
@@ -85,7 +85,7 @@ def answer(
 ) -> LabelRow:
     """Record `annotator`'s answer to its open assignment. `LookupError`: no such open
     assignment of this annotator (answered already, or another's: both look the same)."""
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         assignment = store.assignment(assignment_id)
         if assignment is None or assignment.annotator != annotator:
             raise LookupError("no such pair in your queue")
@@ -101,5 +101,5 @@ def answer(
 
 def undo(rundir: RunDir, annotator: str) -> LabelRow | None:
     """Undo `annotator`'s last standing label (its pair comes back first)."""
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         return store.undo_last(annotator)

@@ -16,6 +16,7 @@ from dataclasses import asdict
 
 from pydantic import BaseModel
 
+from judge.labelling.label_store import open_labelling
 from judge.labelling.sample import SampleState, sample
 from judge.labelling.task import TaskSpec
 from judge.store.rundir import RunDir
@@ -65,7 +66,7 @@ class TaskStatus(BaseModel):
 
 def task_status(rundir: RunDir) -> TaskStatus:
     """The task's counts and stopping rule, from its store and the run's latest analysis."""
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         task = store.task()
         if task is None:
             raise LookupError("the run has no labelling task")

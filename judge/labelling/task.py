@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from judge.errors import ConfigError, DataError
-from judge.labelling.label_store import LabelStore, QueueRow
+from judge.labelling.label_store import LabelStore, QueueRow, open_labelling
 from judge.store.rundir import RunDir
 from judge.types import PANEL
 
@@ -222,7 +222,7 @@ def pair_content(rundir: RunDir, pair_id: str) -> PairContent:
 def create_task(rundir: RunDir, spec: TaskSpec) -> str:
     """Create the run's labelling task (one per run); returns its id."""
     queue, cut = build_queue(rundir, spec)
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         try:
             return store.create_task(spec.model_dump(mode="json"), queue, cut)
         except FileExistsError:

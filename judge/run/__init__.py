@@ -6,8 +6,7 @@ typed outcomes (an exit code, a run status)."""
 # must not load the analysis (pandas, scipy) to start sending.
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from judge.exports import lazy_exports
 
 _LAZY: dict[str, str] = {
     "EXIT_CODES": "judge.run.lifecycle",
@@ -25,18 +24,6 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'judge.run' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
-
 __all__ = [
     "EXIT_CODES",
     "Finished",
@@ -51,3 +38,5 @@ __all__ = [
     "stopped_at",
     "write_partial_outputs",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -40,7 +40,7 @@ from judge.summary.audit import (
     PanelAgreement,
     Why,
 )
-from judge.summary.gate import Estimate
+from judge.summary.base_model import Estimate
 from judge.summary.run_summary import Decision, RunComparison
 from judge.types import PANEL, ChatMessage, Item
 

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from judge.config.run_config import RunConfig
 from judge.judging.tally import BatchProgress, Board, Counts, Progress, Tally
+from judge.run.spawning import main_left_behind
 from judge.store.run_store import RunStore
 from judge.store.rundir import RunDir
 
@@ -158,8 +159,10 @@ def worker_pool(config: RunConfig, workers: int) -> Iterator[WorkerPool | None]:
         initializer=start_worker,
         initargs=(board,),
     ) as executor:
-        for _ in range(workers - 1):
-            executor.submit(warm_up, config)
+        # A spawn-context pool starts its processes as tasks are submitted: all of them here.
+        with main_left_behind():
+            for _ in range(workers - 1):
+                executor.submit(warm_up, config)
         try:
             yield WorkerPool(executor, board)
         except BaseException:

@@ -187,13 +187,7 @@ class _Prepare:
             return done
         set_aside = self._load()
         if config.canaries is not None:
-            # The canaries' opponents must not be flagged answers: scan before pairing.
-            self.log(f"checking {stage.responses:,} responses for text that addresses the judge")
-            stage.scan(_scan_text)
-            self.flags = self._flags()
-            assert self.texts is not None
-            self.canaries = plan_canaries(config, self.systems, self.texts, stage, self.flags)
-            self.canary_items = set(self.canaries.items)
+            self._plan_canaries()
         previous_key = _usable_key(self)
         secret = (previous_key.blinding_secret if previous_key else config.blinding.secret) or (
             new_secret()
@@ -225,28 +219,9 @@ class _Prepare:
         try:
             with self.rundir.open_store() as store:
                 self.stored = store.request_count()
-                chunk: list[ItemGroup] = []
-                done = 0
-                last_log = time.monotonic()
-                # The first chunks are small, so the first requests are stored (and sent)
-                # at once; they double up to `chunk_items`.
-                size = min(_FIRST_CHUNK_ITEMS, chunk_items)
-                for group in stage.groups():
-                    chunk.append(group)
-                    if len(chunk) >= size:
-                        size = min(2 * size, chunk_items)
-                        stage.check()
-                        done += self._store_chunk(
-                            chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored
-                        )
-                        chunk = []
-                        if time.monotonic() - last_log >= _LOG_EVERY_S:
-                            self.log(f"prepared {done:,} of {stage.items:,} items")
-                            last_log = time.monotonic()
-                if chunk:
-                    self._store_chunk(
-                        chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored
-                    )
+                self._store_chunks(
+                    store, keys, tally, scrubber, secret, wanted, planner, on_stored, chunk_items
+                )
                 store.add_items(stage.unanswered_items())
                 if not stage.scanned:
                     self.flags = self._flags()
@@ -276,11 +251,58 @@ class _Prepare:
         record_prepared(self.rundir, inputs, summary)
         return summary
 
+    def _plan_canaries(self) -> None:
+        """The canaries' opponents must not be flagged answers: scan before pairing."""
+        stage = self.stage
+        self.log(f"checking {stage.responses:,} responses for text that addresses the judge")
+        stage.scan(_scan_text)
+        self.flags = self._flags()
+        assert self.texts is not None
+        self.canaries = plan_canaries(self.config, self.systems, self.texts, stage, self.flags)
+        self.canary_items = set(self.canaries.items)
+
+    def _store_chunks(
+        self,
+        store: RunStore,
+        keys: KeyWriter,
+        tally: ScrubTally,
+        scrubber: Scrubber | None,
+        secret: str,
+        wanted: list[tuple[str, str]],
+        planner: RequestPlanner,
+        on_stored: StoredCallback | None,
+        chunk_items: int,
+    ) -> None:
+        """Blind, pair, render and store the staged input, a chunk of items at a time."""
+        stage = self.stage
+        chunk: list[ItemGroup] = []
+        done = 0
+        last_log = time.monotonic()
+        # The first chunks are small, so the first requests are stored (and sent) at once;
+        # they double up to `chunk_items`.
+        size = min(_FIRST_CHUNK_ITEMS, chunk_items)
+        for group in stage.groups():
+            chunk.append(group)
+            if len(chunk) >= size:
+                size = min(2 * size, chunk_items)
+                stage.check()
+                done += self._store_chunk(
+                    chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored
+                )
+                chunk = []
+                if time.monotonic() - last_log >= _LOG_EVERY_S:
+                    self.log(f"prepared {done:,} of {stage.items:,} items")
+                    last_log = time.monotonic()
+        if chunk:
+            self._store_chunk(
+                chunk, store, keys, tally, scrubber, secret, wanted, planner, on_stored
+            )
+
     def _load(self) -> int:
         """Index the input; returns the responses set aside (systems not in `data.systems`)."""
         config, stage = self.config, self.stage
         self.log(f"loading items from {config.data.items}")
-        ids = stage.load_items(config.data.items)
+        ids = stage.load_items(config.data.items, config.data.columns)
         self.log(f"loading responses from {config.data.responses}")
         keep = set(config.data.systems) if config.data.systems is not None else None
         stage.load_responses(
@@ -288,6 +310,7 @@ class _Prepare:
             ids,
             allow_empty_outputs=config.data.allow_empty_outputs,
             keep=keep,
+            columns=config.data.columns,
         )
         systems = sorted(stage.systems)
         if config.data.systems is not None:

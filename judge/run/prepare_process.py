@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from judge.errors import JudgeError
+from judge.run.spawning import main_left_behind
 
 if TYPE_CHECKING:  # `start_spare` runs before this process has loaded them
     from judge.config.run_config import RunConfig
@@ -57,7 +58,8 @@ class _Child:
             name="judge-prepare",
             daemon=True,
         )
-        self.process.start()
+        with main_left_behind():
+            self.process.start()
 
 
 _spare: _Child | None = None

@@ -84,6 +84,8 @@ def config_hashes(config: RunConfig, record: dict[str, Any]) -> tuple[str, str]:
         # runs those versions prepared are the same runs.
         if not dumped["compare"].get("control"):
             dumped["compare"].pop("control", None)
+        if not dumped["data"].get("columns"):
+            dumped["data"].pop("columns", None)
     return content_hash(current), content_hash(earlier)
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,16 +113,16 @@ class Staging:
 
     # -- loading ---------------------------------------------------------------------------
 
-    def load_items(self, path: Path) -> ItemLookup:
+    def load_items(self, path: Path, columns: Mapping[str, str] | None = None) -> ItemLookup:
         """Index the items table; returns its item ids (responses must answer one of them),
-        looked up in the index rather than held in memory."""
+        looked up in the index rather than held in memory. `columns`: `data.columns`."""
         stored = SeenInIndex.storing(
             self._db,
             "items",
             ("item_id",),
             lambda row, position: (*item_values(row), position),
         )
-        for _ in iter_item_rows(path, seen=stored):
+        for _ in iter_item_rows(path, seen=stored, columns=columns):
             self.items += 1
             if self.items % _BATCH == 0:
                 self.check()
@@ -135,6 +135,7 @@ class Staging:
         *,
         allow_empty_outputs: bool,
         keep: Collection[str] | None,
+        columns: Mapping[str, str] | None = None,
     ) -> None:
         """Index the responses table; those of systems not in `keep` (None: all) are counted
         and set aside."""
@@ -159,6 +160,7 @@ class Staging:
             allow_empty_outputs=allow_empty_outputs,
             chunk_rows=_READ_ROWS,
             seen=stored,
+            columns=columns,
         )
         for read, r in enumerate(responses, start=1):
             if read % _BATCH == 0:

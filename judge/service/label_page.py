@@ -19,6 +19,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from judge.errors import DataError
 from judge.labelling import session
+from judge.labelling.label_store import open_labelling
 from judge.labelling.task import TaskSpec, human_instructions, task_spec
 from judge.service import label_html
 from judge.service.annotators import Annotator, authenticate_annotator
@@ -95,7 +96,7 @@ def _current(request: Request, who: Annotator, error: str | None) -> HTMLRespons
         )
     shown = session.next_pair(rundir, who.name)
     if shown is None:
-        with rundir.open_labelling() as store:
+        with open_labelling(rundir) as store:
             done, _pool = store.counts(who.name)
         return _html(
             lambda n: label_html.message(
@@ -106,7 +107,7 @@ def _current(request: Request, who: Annotator, error: str | None) -> HTMLRespons
                 undo=done > 0,
             )
         )
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         spec = task_spec(store)
     text = _instructions(rundir, spec)
     return _html(

@@ -15,6 +15,7 @@ from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, Field
 
 from judge.errors import ConfigError, DataError
+from judge.labelling.label_store import open_labelling
 from judge.labelling.status import TaskStatus, task_status
 from judge.labelling.task import TaskSpec, create_task
 from judge.service import annotators
@@ -173,7 +174,7 @@ def _labels(request: Request, run: Any) -> LabelList:
     _labelling(request, run)
     rundir = run.paths.rundir
     slots = rundir.read_key().pairs
-    with rundir.open_labelling() as store:
+    with open_labelling(rundir) as store:
         rows = store.labels()
     out = []
     for label in rows:

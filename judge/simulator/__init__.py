@@ -9,8 +9,9 @@ would the same request sent on its own, and a prompt cache reported as each prov
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from judge.exports import lazy_exports
 
 DEFAULT_PORT = 8001
 """Where `judge simulate` listens unless told: not `judge serve`'s 8000, so both can run side
@@ -45,11 +46,4 @@ if TYPE_CHECKING:
     from judge.simulator.fixture import SimulatorHandle, running_simulator, simulator_fixture
     from judge.simulator.server import build_app, run, serve
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'judge.simulator' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)

@@ -10,6 +10,7 @@
       human_labels.<ext>    labels added after the run was prepared (`judge report --human`,
                             the service's upload); the stored config stays as prepared
       run.lock              held by the one command (or service worker) working on the run
+      dataframes/           tables `judge.evaluate` was given as DataFrames, as Parquet
 
 Nothing else in the package spells these names or opens the SQLite file (STYLE.md 15). The
 lock is an exclusive `flock`: the kernel releases it when its holder dies, kill -9 included,
@@ -37,7 +38,6 @@ from judge.store.run_store import STORE_FILENAME, RunStore
 if TYPE_CHECKING:
     from judge.blinding.key import KeyWriter
     from judge.config.run_config import RunConfig
-    from judge.labelling.label_store import LabelStore
     from judge.store.judgment_files import JudgmentsWriter
     from judge.summary.run_summary import RunSummary
     from judge.types import BlindedPair, BlindedResponse, BlindingKey, ScrubReport
@@ -47,6 +47,7 @@ RUNS_ROOT = Path("runs")
 CACHE_FILENAME = "response_cache.sqlite"
 PLOTS = "plots"
 LABELS_STEM = "human_labels"
+INPUTS_DIRNAME = "dataframes"
 LABELLING_FILENAME = "labelling.sqlite"
 
 _held: dict[tuple[str, int], list[int]] = {}
@@ -86,6 +87,11 @@ class RunDir:
     def key_log_file(self) -> Path:
         """The ids an unfinished prepare added to the key (`judge.blinding.key`)."""
         return self.path / "blinding_key.log.jsonl"
+
+    def input_table(self, name: str) -> Path:
+        """Where a table given to `judge.evaluate` as a DataFrame is written (`name`: items,
+        responses, labels), so the run reads, hashes and resumes it as it does a file."""
+        return self.path / INPUTS_DIRNAME / f"{name}.parquet"
 
     @property
     def staging_file(self) -> Path:
@@ -243,11 +249,6 @@ class RunDir:
 
     def has_labelling(self) -> bool:
         return self.labelling_file.is_file()
-
-    def open_labelling(self) -> LabelStore:
-        from judge.labelling.label_store import LabelStore
-
-        return LabelStore(self.labelling_file)
 
     # -- human labels added later ------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from judge.summary.gate import Estimate, SummaryModel
+from judge.summary.base_model import Estimate, SummaryModel
 
 
 class Excerpt(SummaryModel):

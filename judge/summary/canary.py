@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from judge.summary.gate import GateOutcome, SummaryModel
+from judge.summary.base_model import SummaryModel
+from judge.summary.gate import GateOutcome
 
 CanaryKind = Literal["null_model", "master_key", "length_padded"]
 

@@ -4,7 +4,7 @@ formatted answers was worth to each system."""
 
 from __future__ import annotations
 
-from judge.summary.gate import SummaryModel
+from judge.summary.base_model import SummaryModel
 
 
 class ControlledRate(SummaryModel):

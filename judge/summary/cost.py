@@ -8,7 +8,7 @@ with the run's judge specs (`judge.run.spend` computes them). An unknown price i
 
 from __future__ import annotations
 
-from judge.summary.gate import SummaryModel
+from judge.summary.base_model import SummaryModel
 
 __all__ = ["CostTokens", "JudgeCost", "RunCosts"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from judge.summary.gate import SummaryModel
+from judge.summary.base_model import SummaryModel
 
 
 class DataOverview(SummaryModel):

@@ -1,32 +1,12 @@
-"""The trust gate's part of `summary.json` (with the estimate types it quotes): can the judge
-stand in for a human, are the labels reliable, and the decision. `judge.summary.run_summary`
-re-exports
-what the rest of the summary uses."""
+"""The trust gate's part of `summary.json`: can the judge stand in for a human, are the labels
+reliable, and the decision. `judge.summary.run_summary` re-exports what the rest of the summary
+uses."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
-
-class SummaryModel(BaseModel):
-    """Every section of summary.json: strict (an unknown field is an error) and frozen."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Estimate(SummaryModel):
-    value: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n: int
-    method: str
-    seed: int | None
-    resamples: int
-    confidence: float
-    reason: str | None
-    undefined_resamples: int
+from judge.summary.base_model import Estimate, SummaryModel
 
 
 class Agreement(Estimate):

@@ -16,6 +16,7 @@ from pydantic import Field
 
 from judge.config.run_config import AggregateConfig, JudgeSpec, PairsConfig
 from judge.summary.audit import Audit
+from judge.summary.base_model import Estimate, SummaryModel
 from judge.summary.canary import Canaries, CanarySetup
 from judge.summary.controlled import Controlled
 from judge.summary.cost import RunCosts
@@ -24,7 +25,7 @@ from judge.summary.decision import DataOverview, Decision
 from judge.summary.decision import Neighbour as Neighbour
 from judge.summary.decision import RankedNeighbour as RankedNeighbour
 from judge.summary.decision import SelfPreferenceCheck as SelfPreferenceCheck
-from judge.summary.gate import Agreement, Estimate, GateOutcome, SummaryModel, TrustGate
+from judge.summary.gate import Agreement, GateOutcome, TrustGate
 
 # --------------------------------------------------------------------------- the run
 

@@ -77,7 +77,7 @@ def _peak_mb() -> float:
 
 def _record(run: Path, seed: int = 1) -> None:
     """Replies for every request, recorded as a runner would (batches of 500)."""
-    from judge.store.rundir import RunDir
+    from judge import RunDir
     from judge.types import JudgeResponse, ParseFailure, Usage, Verdict
 
     rng = random.Random(seed)
@@ -112,17 +112,15 @@ def _record(run: Path, seed: int = 1) -> None:
 def child(what: str, directory: Path) -> None:
     """Runs in a fresh process: one step, one JSON line of measurements."""
     import judge
-    from judge.config.run_config import load_config
-    from judge.run.lifecycle import finish_run
+    from judge import RunDir, finish_run, load_config
     from judge.run.outputs import write_outputs
-    from judge.store.rundir import RunDir
 
     config = load_config(directory / "config.yaml")
     run = directory / "run"
     base = _peak_mb()
     started, cpu = time.perf_counter(), time.process_time()
     if what == "build":
-        from judge.run.prepare import prepare_run
+        from judge import prepare_run
 
         prepare_run(config, RunDir(run))
         _record(run)

@@ -28,9 +28,8 @@ from unittest import mock
 
 import yaml
 
+from judge import load_config, load_items, load_responses
 from judge.blinding.injection import scan
-from judge.config.run_config import load_config
-from judge.inputs.tables import load_items, load_responses
 from judge.run import prepare_run
 
 _ROOT = Path(__file__).resolve().parents[1]

@@ -84,7 +84,7 @@ def _peak_rss_mb() -> float:
 
 def _measure(path: Path, count: int, chunk_rows: int, materialise: bool) -> None:
     """Runs in a child process; prints one JSON line of measurements."""
-    from judge.inputs.tables import iter_responses, load_responses
+    from judge import iter_responses, load_responses
 
     items = {f"q{index}" for index in range((count + 999) // 1000)}
     baseline = _peak_rss_mb()

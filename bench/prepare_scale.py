@@ -88,10 +88,8 @@ def _peak_mb() -> float:
 
 def child(what: str, directory: Path) -> None:
     """Runs in a fresh process: one prepare (or blind), one JSON line of measurements."""
-    from judge.config.run_config import load_config
+    from judge import RunDir, load_config, prepare_run
     from judge.run.blind_tables import blind_tables
-    from judge.run.prepare import prepare_run
-    from judge.store.rundir import RunDir
 
     baseline = _peak_mb()
     started, cpu = time.perf_counter(), time.process_time()

@@ -48,7 +48,7 @@ FRAMES_PER_S = 5
 
 
 def _config(sim: str, root: Path) -> Any:
-    from judge.config.run_config import RunConfig
+    from judge import RunConfig
 
     return RunConfig.model_validate(
         {
@@ -76,10 +76,10 @@ def _config(sim: str, root: Path) -> Any:
 def child(mode: str, sim: str, root: Path, n: int) -> dict[str, Any]:
     import aiohttp  # noqa: F401  - warm imports, as in a long-lived process
 
+    from judge import RunDir
     from judge.cli.progress import progress_display
     from judge.judging.tally import Progress, Tally
     from judge.run.execute import execute, progress_of
-    from judge.store.rundir import RunDir
 
     config = _config(sim, root)
     work = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=root))
@@ -167,10 +167,10 @@ def refresh_cost(run_dir: Path, repeat: int = 20_000) -> dict[str, float]:
     own thread); milliseconds per `progress_of` on a judged store (each refresh, before)."""
     from multiprocessing import get_context
 
+    from judge import RunDir
     from judge.cli.progress import progress_display
     from judge.judging.tally import Board, Counts, Tally
     from judge.run.execute import progress_of
-    from judge.store.rundir import RunDir
 
     with RunDir(run_dir).open_store() as store:
         t = time.perf_counter()

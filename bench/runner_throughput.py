@@ -114,11 +114,10 @@ def prepare_templates(
 ) -> None:
     """Prepared run dirs (one per config: transport, provider, concurrency) that each runner
     measurement copies, and the payloads the plain clients send. Untimed."""
+    from judge import RunStore, load_rubric
     from judge.providers._common import openai_messages, openai_response_format
     from judge.rubric.parsing import output_schema
-    from judge.rubric.rubrics import load_rubric
     from judge.run import prepare_run
-    from judge.store.run_store import RunStore
 
     keys = {_template_key(c, k) for c in cases for k in concurrencies if c.startswith("runner")}
     for key in sorted(keys | {f"openai-http-{concurrencies[0]}"}):
@@ -302,7 +301,7 @@ def _sim(base: str, path: str, body: bytes | None = None) -> dict[str, Any]:
 def _config(
     root: Path, sim: str, transport: str, concurrency: int, provider: str = "openai"
 ) -> Any:
-    from judge.config.run_config import RunConfig
+    from judge import RunConfig
 
     model = MODEL if provider == "openai" else f"anthropic/{MODEL.split('/', 1)[1]}"
     return RunConfig.model_validate(

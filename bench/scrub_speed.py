@@ -30,8 +30,7 @@ import time
 from io import BytesIO
 from pathlib import Path
 
-from judge.blinding.blind import blind_responses, new_secret
-from judge.blinding.scrubber import Scrubber
+from judge import Scrubber, blind_responses, new_secret
 from judge.types import ChatMessage, Response
 
 _ROOT = Path(__file__).resolve().parents[1]

@@ -35,7 +35,7 @@ inter-annotator agreement is low.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -171,7 +171,7 @@ def alternative_annotator_test(
     table = comparisons[["key", "annotator", "human", "judge"]]
     names = table["annotator"].unique()
 
-    def result(status: Status, message: str, **kw) -> AnnotatorTest:
+    def result(status: Status, message: str, **kw: Any) -> AnnotatorTest:
         values = {
             "annotators": (),
             "too_few_items": 0,
@@ -193,16 +193,7 @@ def alternative_annotator_test(
             "not applicable",
             f"alternative annotator test: it needs two or more annotators (found {len(names)})",
         )
-    w_f, w_h, others = _indicators(table, numeric=scoring == "negative RMSE")
-    shared = others > 0
-    # One row per (annotator, key): the indicators averaged over the annotator's repeats.
-    table = (
-        table[shared]
-        .assign(w_f=w_f[shared], w_h=w_h[shared])
-        .groupby(["annotator", "key"], sort=True)[["w_f", "w_h"]]
-        .mean()
-        .reset_index()
-    )
+    table = _per_annotator_key(table, scoring)
     if table.empty:
         return result(
             "not enough evidence",
@@ -211,33 +202,17 @@ def alternative_annotator_test(
             too_few_items=len(names),
             items_needed=min_items,
         )
-    per = table.groupby("annotator", sort=True)
-    items = per.size()
+    items = table.groupby("annotator", sort=True).size()
     tested = items[items >= min_items]
     if len(tested) < MIN_ANNOTATORS:
-        best = items.sort_values(ascending=False).head(MIN_ANNOTATORS)
-        second = int(best.iloc[-1]) if len(best) >= MIN_ANNOTATORS else 0
-        needed = min_items - second
-        shown = ", ".join(f"{a}: {n}" for a, n in best.items()) or "none"
+        message, needed = _shortfall(items, min_items)
         return result(
             "not enough evidence",
-            f"alternative annotator test: not enough evidence; it needs {MIN_ANNOTATORS} "
-            f"annotators with >= {min_items} keys shared with another annotator (best covered: "
-            f"{shown}): label {needed} more keys by both",
+            message,
             too_few_items=len(items) - len(tested),
             items_needed=needed,
         )
-    rows = []
-    for name in tested.index:
-        group = table[table["annotator"] == name]
-        d = group["w_h"].to_numpy() - group["w_f"].to_numpy()
-        rows.append((str(name), len(group), group["w_f"].mean(), group["w_h"].mean(), d))
-    p = np.array([one_sided_p(d, epsilon) for *_, d in rows])
-    adjusted, rejected = benjamini_yekutieli(p, q)
-    results = tuple(
-        AnnotatorResult(name, n, float(rf), float(rh), float(pv), float(pa), bool(r))
-        for (name, n, rf, rh, _), pv, pa, r in zip(rows, p, adjusted, rejected, strict=True)
-    )
+    results, rejected = _tested(table, tested.index, epsilon, q)
     omega = float(np.mean(rejected))
     rho = float(np.mean([r.judge_advantage for r in results]))
     passed = omega >= WINNING_RATE
@@ -253,3 +228,51 @@ def alternative_annotator_test(
         winning_rate=omega,
         advantage_probability=rho,
     )
+
+
+def _per_annotator_key(table: pd.DataFrame, scoring: Scoring) -> pd.DataFrame:
+    """One row per (annotator, key) on keys another annotator labelled too: W_f and W_h
+    averaged over the annotator's repeats."""
+    w_f, w_h, others = _indicators(table, numeric=scoring == "negative RMSE")
+    shared = others > 0
+    return (
+        table[shared]
+        .assign(w_f=w_f[shared], w_h=w_h[shared])
+        .groupby(["annotator", "key"], sort=True)[["w_f", "w_h"]]
+        .mean()
+        .reset_index()
+    )
+
+
+def _shortfall(items: pd.Series, min_items: int) -> tuple[str, int]:
+    """Why fewer than `MIN_ANNOTATORS` annotators can be tested, and how many more keys the
+    two best-covered annotators should both label."""
+    best = items.sort_values(ascending=False).head(MIN_ANNOTATORS)
+    second = int(best.iloc[-1]) if len(best) >= MIN_ANNOTATORS else 0
+    needed = min_items - second
+    shown = ", ".join(f"{a}: {n}" for a, n in best.items()) or "none"
+    message = (
+        f"alternative annotator test: not enough evidence; it needs {MIN_ANNOTATORS} "
+        f"annotators with >= {min_items} keys shared with another annotator (best covered: "
+        f"{shown}): label {needed} more keys by both"
+    )
+    return message, needed
+
+
+def _tested(
+    table: pd.DataFrame, tested: pd.Index, epsilon: float, q: float
+) -> tuple[tuple[AnnotatorResult, ...], np.ndarray]:
+    """Each tested annotator's one-sided test, Benjamini-Yekutieli adjusted over all of them;
+    with the rejections."""
+    rows = []
+    for name in tested:
+        group = table[table["annotator"] == name]
+        d = group["w_h"].to_numpy() - group["w_f"].to_numpy()
+        rows.append((str(name), len(group), group["w_f"].mean(), group["w_h"].mean(), d))
+    p = np.array([one_sided_p(d, epsilon) for *_, d in rows])
+    adjusted, rejected = benjamini_yekutieli(p, q)
+    results = tuple(
+        AnnotatorResult(name, n, float(rf), float(rh), float(pv), float(pa), bool(r))
+        for (name, n, rf, rh, _), pv, pa, r in zip(rows, p, adjusted, rejected, strict=True)
+    )
+    return results, rejected

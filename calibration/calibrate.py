@@ -38,6 +38,7 @@ from dataclasses import dataclass, fields, is_dataclass
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 from pydantic import BaseModel
 
 from calibration.agreement import (
@@ -51,6 +52,7 @@ from calibration.agreement import (
 )
 from calibration.alpha import alpha_with_resamples, package_alpha
 from calibration.bootstrap_alpha import (
+    AlphaUnits,
     Level,
     domain_for_level,
     resampled_block_sums,
@@ -220,6 +222,45 @@ _MIRROR = {"a": "b", "b": "a", "tie": "tie", None: None}
 
 
 @dataclass(frozen=True)
+class _Stratum:
+    """One stratum's labels as arrays, with its per-key blocks and their shared resamples."""
+
+    h: np.ndarray
+    """Per-key human label counts by category."""
+    jc: np.ndarray
+    """Per-key judge category."""
+    m: np.ndarray
+    """Human labels per key."""
+    multi: np.ndarray
+    """Keys with two or more human labels."""
+    domain: np.ndarray
+    pk: np.ndarray
+    px: np.ndarray
+    py: np.ndarray
+    pw: np.ndarray
+    """The comparisons in both orientations (key, judge category, human category, weight)."""
+    both: str
+    """", both orientations" in the methods' names when the labels have an orientation."""
+    ratio_cols: dict[str, tuple[np.ndarray, np.ndarray]]
+    confusion: np.ndarray
+    mirrored: np.ndarray
+    units: dict[str, AlphaUnits]
+    blocks: dict[str, np.ndarray | sp.csr_matrix]
+    sums: dict[str, np.ndarray]
+
+    @property
+    def n(self) -> int:
+        return int(self.h.shape[0])
+
+    @property
+    def k(self) -> int:
+        return int(self.h.shape[1])
+
+
+_NOTE = "percentile cluster bootstrap over keys"
+
+
+@dataclass(frozen=True)
 class _Ctx:
     joined: JoinedLabels
     level: Level
@@ -231,7 +272,45 @@ class _Ctx:
     def stratum(self, mask: np.ndarray, stratum: dict[str, str]) -> StratumReport:
         """Every statistic of one stratum, from ONE set of key resamples (so all of them,
         and the ceiling gaps in particular, are paired)."""
-        j, lv, seed, conf = self.joined, self.level, self.seed, self.confidence
+        j, lv = self.joined, self.level
+        s = self._prepare(mask)
+        judge_alpha, _ = self._alpha(
+            s,
+            "judge",
+            _package_pairs(s.px, s.py, s.pw, s.k, s.domain, lv),
+            f"krippendorff alpha ({lv}), judge vs each human label{s.both}; {_NOTE}",
+        )
+        ratio = ratio_estimates(
+            s.ratio_cols,
+            resamples=self.resamples,
+            seed=self.seed,
+            confidence=self.confidence,
+            method=lambda name: f"{_RATIO_NAMES[name]}; {_NOTE}",
+            differences={"agreement_gap": ("judge_loho", "human_loho")},
+            sums=s.sums["ratio"],
+        )
+        metrics = self._metrics(s, judge_alpha, ratio)
+        ceiling = self._ceiling(s, ratio) if s.multi.any() else None
+        counts = s.confusion.sum(axis=0).reshape(s.k, s.k).astype(np.int64)
+        matrix = ConfusionMatrix(
+            tuple(str(c) for c in j.categories), tuple(tuple(int(v) for v in r) for r in counts)
+        )
+        verdict = stratum_gate(
+            j,
+            mask,
+            judge_alpha,
+            ceiling_keys=ceiling.keys if ceiling else 0,
+            alpha_gap=ceiling.alpha_gap if ceiling else None,
+            human_alpha=ceiling.human_alpha if ceiling else None,
+            scoring="accuracy" if lv == "nominal" else "negative RMSE",
+            thresholds=self.thresholds,
+            seed=self.seed,
+        )
+        return StratumReport(stratum, s.n, int(s.m.sum()), metrics, ceiling, matrix, verdict)
+
+    def _prepare(self, mask: np.ndarray) -> _Stratum:
+        """The stratum's comparisons and per-key blocks, resampled together in one draw."""
+        j, lv = self.joined, self.level
         h, jc = j.human_counts[mask], j.judge_code[mask]
         n, k = h.shape
         m = h.sum(axis=1)
@@ -240,7 +319,6 @@ class _Ctx:
         key, cat = np.nonzero(h)
         weight = h[key, cat]
         domain = domain_for_level(np.asarray(j.values if j.kind == "absolute" else range(k)), lv)
-        note = "percentile cluster bootstrap over keys"
         # Chance-corrected statistics see both orientations (module docstring).
         pk, px, py, pw = _both_orientations(j.mirror, key, jc[key], cat, weight)
         both = "" if j.mirror is None else ", both orientations"
@@ -260,111 +338,110 @@ class _Ctx:
         if j.kind == "absolute":
             diff = np.bincount(key, weights=weight * (values[jc[key]] - values[cat]), minlength=n)
             blocks["bias"] = np.column_stack([diff, m])
-        sums = resampled_block_sums(blocks, self.resamples, np.random.default_rng(seed))
-
-        def alpha(
-            name: str, point: float | None, method: str
-        ) -> tuple[Estimate, np.ndarray | None]:
-            return alpha_with_resamples(
-                units[name],
-                point,
-                method=method,
-                seed=seed,
-                resamples=self.resamples,
-                confidence=conf,
-                sums=sums[f"alpha_{name}"],
-            )
-
-        judge_alpha, _ = alpha(
-            "judge",
-            _package_pairs(px, py, pw, k, domain, lv),
-            f"krippendorff alpha ({lv}), judge vs each human label{both}; {note}",
+        sums = resampled_block_sums(blocks, self.resamples, np.random.default_rng(self.seed))
+        return _Stratum(
+            h=h,
+            jc=jc,
+            m=m,
+            multi=multi,
+            domain=domain,
+            pk=pk,
+            px=px,
+            py=py,
+            pw=pw,
+            both=both,
+            ratio_cols=ratio_cols,
+            confusion=confusion,
+            mirrored=mirrored,
+            units=units,
+            blocks=blocks,
+            sums=sums,
         )
-        ratio = ratio_estimates(
-            ratio_cols,
+
+    def _alpha(
+        self, s: _Stratum, name: str, point: float | None, method: str
+    ) -> tuple[Estimate, np.ndarray | None]:
+        """Alpha of one set of the stratum's units, on the stratum's shared resamples."""
+        return alpha_with_resamples(
+            s.units[name],
+            point,
+            method=method,
+            seed=self.seed,
             resamples=self.resamples,
-            seed=seed,
-            confidence=conf,
-            method=lambda name: f"{_RATIO_NAMES[name]}; {note}",
-            differences={"agreement_gap": ("judge_loho", "human_loho")},
-            sums=sums["ratio"],
+            confidence=self.confidence,
+            sums=s.sums[f"alpha_{name}"],
         )
+
+    def _metrics(
+        self, s: _Stratum, judge_alpha: Estimate, ratio: dict[str, Estimate]
+    ) -> dict[str, Estimate]:
+        """Judge-vs-human agreement metrics: alpha first, then those of the label kind."""
+        values = self.joined.values
         metrics: dict[str, Estimate] = {"alpha": judge_alpha}
-        if j.kind == "pairwise":
+        if self.joined.kind == "pairwise":
             metrics |= {dst: ratio[src] for src, dst in _PAIRWISE_RATIOS.items()}
-            metrics["kappa"] = self._kappa(mirrored, sums["confusion"], None, note, values)
+            metrics["kappa"] = self._kappa(s.mirrored, s.sums["confusion"], None, _NOTE, values)
+            return metrics
+        human_mean = (s.h @ values) / s.m
+        kw = {"resamples": self.resamples, "seed": self.seed, "confidence": self.confidence}
+        metrics["exact_agreement"] = ratio["judge_s1"]
+        metrics["human_exact_agreement"] = ratio["human_s1"]
+        metrics["spearman"] = spearman(values[s.jc], human_mean, **kw)
+        metrics["kendall_tau_b"] = kendall_tau_b(values[s.jc], human_mean, **kw)
+        metrics["mean_bias"] = from_resamples(
+            s.blocks["bias"][:, 0].sum() / s.m.sum(),
+            s.sums["bias"][:, 0] / s.sums["bias"][:, 1],
+            s.n,
+            f"mean signed bias (judge - human), per human label; {_NOTE}",
+            self.seed,
+            self.confidence,
+        )
+        if s.k <= _MAX_KAPPA_CATEGORIES:
+            metrics["kappa_quadratic"] = self._kappa(
+                s.mirrored, s.sums["confusion"], "quadratic", _NOTE, values
+            )
+        return metrics
+
+    def _ceiling(self, s: _Stratum, ratio: dict[str, Estimate]) -> HumanCeiling:
+        """Human alpha and the judge's leave-one-human-out alpha on keys with >= 2 labels,
+        with their paired gap (the stratum must have such keys)."""
+        j, lv, seed, conf = self.joined, self.level, self.seed, self.confidence
+        h, k, multi, both = s.h, s.k, s.multi, s.both
+        doubled = h if j.mirror is None else np.vstack([h, h[:, j.mirror]])
+        human_alpha, human_boot = self._alpha(
+            s,
+            "human",
+            package_alpha(doubled, s.domain, lv) if doubled.size * k <= _PACKAGE_CELLS else None,
+            f"krippendorff alpha ({lv}) among humans{both}; {_NOTE}",
+        )
+        loho_alpha, loho_boot = self._alpha(
+            s,
+            "loho",
+            _package_pairs(s.px, s.py, s.pw * multi[s.pk], k, s.domain, lv),
+            f"krippendorff alpha ({lv}), judge vs each human label on keys with >= 2 "
+            f"labels (leave-one-human-out){both}; {_NOTE}",
+        )
+        method = f"judge LOHO alpha - human alpha; paired {_NOTE}"
+        if human_boot is None or loho_boot is None:
+            gap = undefined(int(multi.sum()), method, seed, conf, "alpha undefined")
         else:
-            human_mean = (h @ values) / m
-            kw = {"resamples": self.resamples, "seed": seed, "confidence": conf}
-            metrics["exact_agreement"] = ratio["judge_s1"]
-            metrics["human_exact_agreement"] = ratio["human_s1"]
-            metrics["spearman"] = spearman(values[jc], human_mean, **kw)
-            metrics["kendall_tau_b"] = kendall_tau_b(values[jc], human_mean, **kw)
-            metrics["mean_bias"] = from_resamples(
-                blocks["bias"][:, 0].sum() / m.sum(),
-                sums["bias"][:, 0] / sums["bias"][:, 1],
-                n,
-                f"mean signed bias (judge - human), per human label; {note}",
+            gap = from_resamples(
+                loho_alpha.value - human_alpha.value,  # type: ignore[operator]
+                loho_boot - human_boot,
+                int(multi.sum()),
+                method,
                 seed,
                 conf,
             )
-            if k <= _MAX_KAPPA_CATEGORIES:
-                metrics["kappa_quadratic"] = self._kappa(
-                    mirrored, sums["confusion"], "quadratic", note, values
-                )
-
-        ceiling = None
-        if multi.any():
-            doubled = h if j.mirror is None else np.vstack([h, h[:, j.mirror]])
-            human_alpha, human_boot = alpha(
-                "human",
-                package_alpha(doubled, domain, lv) if doubled.size * k <= _PACKAGE_CELLS else None,
-                f"krippendorff alpha ({lv}) among humans{both}; {note}",
-            )
-            loho_alpha, loho_boot = alpha(
-                "loho",
-                _package_pairs(px, py, pw * multi[pk], k, domain, lv),
-                f"krippendorff alpha ({lv}), judge vs each human label on keys with >= 2 "
-                f"labels (leave-one-human-out){both}; {note}",
-            )
-            method = f"judge LOHO alpha - human alpha; paired {note}"
-            if human_boot is None or loho_boot is None:
-                gap = undefined(int(multi.sum()), method, seed, conf, "alpha undefined")
-            else:
-                gap = from_resamples(
-                    loho_alpha.value - human_alpha.value,  # type: ignore[operator]
-                    loho_boot - human_boot,
-                    int(multi.sum()),
-                    method,
-                    seed,
-                    conf,
-                )
-            ceiling = HumanCeiling(
-                int(multi.sum()),
-                human_alpha,
-                loho_alpha,
-                gap,
-                ratio["human_loho"],  # type: ignore[arg-type]
-                ratio["judge_loho"],
-                ratio["agreement_gap"],  # type: ignore[arg-type]
-            )
-
-        counts = confusion.sum(axis=0).reshape(k, k).astype(np.int64)
-        matrix = ConfusionMatrix(
-            tuple(str(c) for c in j.categories), tuple(tuple(int(v) for v in r) for r in counts)
+        return HumanCeiling(
+            int(multi.sum()),
+            human_alpha,
+            loho_alpha,
+            gap,
+            ratio["human_loho"],  # type: ignore[arg-type]
+            ratio["judge_loho"],
+            ratio["agreement_gap"],  # type: ignore[arg-type]
         )
-        verdict = stratum_gate(
-            j,
-            mask,
-            judge_alpha,
-            ceiling_keys=ceiling.keys if ceiling else 0,
-            alpha_gap=ceiling.alpha_gap if ceiling else None,
-            human_alpha=ceiling.human_alpha if ceiling else None,
-            scoring="accuracy" if lv == "nominal" else "negative RMSE",
-            thresholds=self.thresholds,
-            seed=seed,
-        )
-        return StratumReport(stratum, n, int(m.sum()), metrics, ceiling, matrix, verdict)
 
     def _kappa(
         self, confusion: np.ndarray, sums: np.ndarray, weights, note: str, values: np.ndarray

@@ -412,19 +412,7 @@ def compare_table(
     Both kinds go through the same steps; `_Scores` and `_Pairwise` say how each reads a pair,
     the ranking and the win rates from its table.
     """
-    if len(table) == 0:
-        raise ComparisonInputError("the table is empty: nothing to compare")
-    if "item_id" not in table.columns:
-        raise ComparisonInputError("the table needs an item_id column")
-    for g in gates:
-        parse_gate(g)  # fail on syntax before the (possibly long) bootstrap
-    if kind not in _KINDS:
-        raise ComparisonInputError(f"kind must be 'scores' or 'pairwise', got {kind!r}")
-    if controls and kind != "pairwise":
-        raise ComparisonInputError(
-            "length and style control needs pairwise judgments (a score has no opponent's "
-            "length to control for)"
-        )
+    _check_request(table, kind, gates, controls)
     rows = _KINDS[kind](
         table, by, {"seed": seed, "resamples": resamples, "ci": ci, "method": method}
     )
@@ -437,62 +425,17 @@ def compare_table(
         )
     notes = list(rows.notes)
     pairs = list(system_pairs(systems, baseline))
-
-    def family(stratum: str | None) -> list[PairComparison]:
-        done = []
-        for a, b in pairs:
-            got = rows.pair(a, b, stratum)
-            if got is not None:
-                done.append((a, b, *got))
-            elif note := rows.skip_note(a, b, stratum, baseline):
-                notes.append(note)
-
-        def rerun(a: str, b: str, n: int) -> tuple[PairedBootstrapResult, int] | None:
-            return rows.pair(a, b, stratum, n)
-
-        return holm_family(done, stratum, rerun)
-
-    comparisons = family(None)
+    comparisons = _family(rows, pairs, None, baseline, notes)
     strata = [] if rows.strata is None else sorted(rows.strata.unique())
-    by_stratum = [c for value in strata for c in family(value)]
+    by_stratum = [c for value in strata for c in _family(rows, pairs, value, baseline, notes)]
     placed, bt = rows.ranking(notes)
     ranking = _ranked(placed, comparisons, notes)
-    overall = {(c.a, c.b): c for c in comparisons}
-    by_system = {s.system: s for s in ranking}
-
-    def compute(name: str, a: str, b: str) -> GateStatistic:
-        # The family holds each pair in one orientation; b - a is the same test turned round
-        # (same p-value), so either spelling gets the Holm-adjusted value.
-        known = overall.get((a, b))
-        result = None if known is None else known.result
-        if known is None and (known := overall.get((b, a))) is not None:
-            result = known.result.negated()
-        stat = rows.gate_statistic(name, a, b, result)
-        if known is None or (kind == "scores" and name == "winrate"):
-            return stat  # a test of its own: a family of one
-        return replace(stat, p_value=known.p_holm)
-
-    def score(s: str) -> GateStatistic:
-        m = by_system[s]
-        return GateStatistic(m.estimate, m.ci_low, m.ci_high, None, ci)
-
-    context = StatisticCache(systems, compute, score if kind == "scores" else None)
+    context = _gate_context(rows, kind, comparisons, ranking, ci)
     controlled = None
     if controls:
-        try:
-            judged = rows.df  # type: ignore[attr-defined]  # pairwise: score_a from winner
-            if "cluster" in judged.columns:  # resampled in the units the differences use
-                judged = judged.assign(item_id=judged["cluster"])
-            controlled = style_controlled(
-                judged,
-                controls,
-                baseline=control_baseline or baseline,
-                resamples=resamples,
-                seed=seed,
-                level=ci,
-            )
-        except StyleControlError as exc:
-            raise ComparisonInputError(str(exc)) from None
+        controlled = _controlled(
+            rows, controls, control_baseline or baseline, resamples=resamples, seed=seed, ci=ci
+        )
     return ComparisonReport(
         kind=kind,
         systems=tuple(systems),
@@ -513,3 +456,101 @@ def compare_table(
         notes=tuple(notes),
         controlled=controlled,
     )
+
+
+def _check_request(
+    table: pd.DataFrame, kind: Kind, gates: Sequence[str], controls: Sequence[str]
+) -> None:
+    """Refuse what cannot be compared before any table is read or resampled."""
+    if len(table) == 0:
+        raise ComparisonInputError("the table is empty: nothing to compare")
+    if "item_id" not in table.columns:
+        raise ComparisonInputError("the table needs an item_id column")
+    for g in gates:
+        parse_gate(g)  # fail on syntax before the (possibly long) bootstrap
+    if kind not in _KINDS:
+        raise ComparisonInputError(f"kind must be 'scores' or 'pairwise', got {kind!r}")
+    if controls and kind != "pairwise":
+        raise ComparisonInputError(
+            "length and style control needs pairwise judgments (a score has no opponent's "
+            "length to control for)"
+        )
+
+
+def _family(
+    rows: _Scores | _Pairwise,
+    pairs: Sequence[tuple[str, str]],
+    stratum: str | None,
+    baseline: str | None,
+    notes: list[str],
+) -> list[PairComparison]:
+    """The pairs the table can compare (overall, or within one stratum), Holm-adjusted as
+    one family; a pair it cannot compare adds its reason to `notes`."""
+    done = []
+    for a, b in pairs:
+        got = rows.pair(a, b, stratum)
+        if got is not None:
+            done.append((a, b, *got))
+        elif note := rows.skip_note(a, b, stratum, baseline):
+            notes.append(note)
+
+    def rerun(a: str, b: str, n: int) -> tuple[PairedBootstrapResult, int] | None:
+        return rows.pair(a, b, stratum, n)
+
+    return holm_family(done, stratum, rerun)
+
+
+def _gate_context(
+    rows: _Scores | _Pairwise,
+    kind: Kind,
+    comparisons: Sequence[PairComparison],
+    ranking: Sequence[SystemSummary],
+    ci: float,
+) -> StatisticCache:
+    """The statistics gates read: pair differences carry the overall family's Holm p-value."""
+    overall = {(c.a, c.b): c for c in comparisons}
+    by_system = {s.system: s for s in ranking}
+
+    def compute(name: str, a: str, b: str) -> GateStatistic:
+        # The family holds each pair in one orientation; b - a is the same test turned round
+        # (same p-value), so either spelling gets the Holm-adjusted value.
+        known = overall.get((a, b))
+        result = None if known is None else known.result
+        if known is None and (known := overall.get((b, a))) is not None:
+            result = known.result.negated()
+        stat = rows.gate_statistic(name, a, b, result)
+        if known is None or (kind == "scores" and name == "winrate"):
+            return stat  # a test of its own: a family of one
+        return replace(stat, p_value=known.p_holm)
+
+    def score(s: str) -> GateStatistic:
+        m = by_system[s]
+        return GateStatistic(m.estimate, m.ci_low, m.ci_high, None, ci)
+
+    return StatisticCache(rows.systems, compute, score if kind == "scores" else None)
+
+
+def _controlled(
+    rows: _Scores | _Pairwise,
+    controls: Sequence[str],
+    baseline: str | None,
+    *,
+    resamples: int,
+    seed: int,
+    ci: float,
+) -> StyleControl:
+    """The pairwise win rates controlled for `controls`, on the comparison's seed."""
+    try:
+        judged = rows.df  # type: ignore[union-attr]  # pairwise: score_a from winner
+        if "cluster" in judged.columns:  # resampled in the units the differences use
+            judged = judged.assign(item_id=judged["cluster"])
+        return style_controlled(
+            judged,
+            controls,
+            baseline=baseline,
+            resamples=resamples,
+            seed=seed,
+            level=ci,
+        )
+    except StyleControlError as exc:
+        raise ComparisonInputError(str(exc)) from None

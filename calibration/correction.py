@@ -243,17 +243,16 @@ def ppi_mean(
         if inclusion is None or n < 2
         else _weighted_mean_estimate(y, 1.0 / _inclusion(inclusion, n), z, confidence, bounds)
     )
-    method = "PPI++ (power-tuned prediction-powered inference)"
-    if lam is not None:
-        method = f"PPI with fixed lambda={lam:g}"
-    if inclusion is not None:
-        method += ", inverse-probability weighted (known inclusion probabilities)"
-    if bounds is None:
-        method += ", normal interval"
-    else:
-        method += ", Wilson interval at the effective sample size (Korn-Graubard)"
+    method = _ppi_method(lam, inclusion, bounds)
 
-    def result(value, low, high, eff, lam_hat, reason) -> CorrectedEstimate:  # type: ignore[no-untyped-def]
+    def result(
+        value: float | None,
+        low: float | None,
+        high: float | None,
+        eff: float | None,
+        lam_hat: float | None,
+        reason: str | None,
+    ) -> CorrectedEstimate:
         return CorrectedEstimate(
             value,
             low,
@@ -272,49 +271,103 @@ def ppi_mean(
         )
 
     if n < 2:
-        return result(
-            None,
-            None,
-            None,
-            None,
-            None,
-            f"{n} human-labelled units: the correction needs at least 2",
-        )
-    reason = None
-    if big_n == 0:
-        # Nothing to transfer: the human labels are all there is.
-        lam_hat, reason = 0.0, "no judge-only units: the estimate is the human-only mean"
-    elif lam is not None:
-        lam_hat = float(lam)
-    else:
-        var_f = f_all.var(ddof=1)
-        cov = np.cov(y, f, ddof=1)[0, 1]
-        lam_hat = 0.0 if var_f <= 0 else float(np.clip(cov / ((1 + n / big_n) * var_f), 0, 1))
+        too_few = f"{n} human-labelled units: the correction needs at least 2"
+        return result(None, None, None, None, None, too_few)
+    lam_hat, reason = _lambda(y, f, f_all, big_n, lam)
     prob = None if inclusion is None else _inclusion(inclusion, n)
-    if prob is not None:
-        if lam is None and big_n > 0:
-            lam_hat = _ipw_lambda(y, f, f_all, 1.0 / prob)
-        value, var = _ipw(y, f, f_all, lam_hat, 1.0 / prob)
-    else:
-        rect = y - lam_hat * f
-        value = float(lam_hat * (fu.mean() if big_n else 0.0) + rect.mean())
-        var = rect.var(ddof=1) / n + (lam_hat**2 * fu.var(ddof=1) / big_n if big_n > 1 else 0.0)
+    lam_hat, value, var = _ppi_point(y, f, fu, f_all, lam_hat, lam, prob)
     var_y = y.var(ddof=1) if prob is None else _hajek(y, 1.0 / prob)[1] * n
     eff = float(var_y / var) if var > 0 else None
     se = float(np.sqrt(var))
     low, high = value - z * se, value + z * se
     if bounds is not None:
-        clipped = float(np.clip(value, *bounds))
-        if clipped != value:
-            reason = f"the raw correction {value:.4f} fell outside {bounds}; clipped"
-        value = clipped
-        if prob is None:
-            var_adj = _pseudo_variance(y, f, fu, lam_hat, bounds)
-        else:
-            var_adj = _ipw_pseudo_variance(y, f, f_all, lam_hat, 1.0 / prob, bounds)
-        low, high = wilson_effective(value, var_adj, n, n + big_n, z, bounds)
-        low, high = max(bounds[0], min(low, value)), min(bounds[1], max(high, value))
+        value, low, high, reason = _within_bounds(
+            value, reason, y, f, fu, f_all, lam_hat, prob, z, bounds
+        )
     return result(value, low, high, eff, lam_hat, reason)
+
+
+def _ppi_method(
+    lam: float | None, inclusion: Sequence[float] | np.ndarray | None, bounds: Bounds | None
+) -> str:
+    """How `ppi_mean` estimates: the lambda, the weighting and the interval."""
+    method = "PPI++ (power-tuned prediction-powered inference)"
+    if lam is not None:
+        method = f"PPI with fixed lambda={lam:g}"
+    if inclusion is not None:
+        method += ", inverse-probability weighted (known inclusion probabilities)"
+    if bounds is None:
+        method += ", normal interval"
+    else:
+        method += ", Wilson interval at the effective sample size (Korn-Graubard)"
+    return method
+
+
+def _lambda(
+    y: np.ndarray, f: np.ndarray, f_all: np.ndarray, big_n: int, lam: float | None
+) -> tuple[float, str | None]:
+    """The unweighted lambda (given, or PPI++'s variance minimiser), and why it is 0 when
+    there is nothing to transfer."""
+    if big_n == 0:
+        # Nothing to transfer: the human labels are all there is.
+        return 0.0, "no judge-only units: the estimate is the human-only mean"
+    if lam is not None:
+        return float(lam), None
+    n = len(y)
+    var_f = f_all.var(ddof=1)
+    cov = np.cov(y, f, ddof=1)[0, 1]
+    return (0.0 if var_f <= 0 else float(np.clip(cov / ((1 + n / big_n) * var_f), 0, 1))), None
+
+
+def _ppi_point(
+    y: np.ndarray,
+    f: np.ndarray,
+    fu: np.ndarray,
+    f_all: np.ndarray,
+    lam_hat: float,
+    lam: float | None,
+    prob: np.ndarray | None,
+) -> tuple[float, float, float]:
+    """(lambda, estimate, variance): plain PPI, or inverse-probability weighted when the
+    inclusion probabilities are known (lambda then re-tuned for the weights unless given)."""
+    n, big_n = len(y), len(fu)
+    if prob is not None:
+        if lam is None and big_n > 0:
+            lam_hat = _ipw_lambda(y, f, f_all, 1.0 / prob)
+        value, var = _ipw(y, f, f_all, lam_hat, 1.0 / prob)
+        return lam_hat, value, var
+    rect = y - lam_hat * f
+    value = float(lam_hat * (fu.mean() if big_n else 0.0) + rect.mean())
+    var = rect.var(ddof=1) / n + (lam_hat**2 * fu.var(ddof=1) / big_n if big_n > 1 else 0.0)
+    return lam_hat, value, var
+
+
+def _within_bounds(
+    value: float,
+    reason: str | None,
+    y: np.ndarray,
+    f: np.ndarray,
+    fu: np.ndarray,
+    f_all: np.ndarray,
+    lam_hat: float,
+    prob: np.ndarray | None,
+    z: float,
+    bounds: Bounds,
+) -> tuple[float, float, float, str | None]:
+    """The estimate clipped into `bounds` (saying so) and its effective-size Wilson interval,
+    which holds the estimate."""
+    n, big_n = len(y), len(fu)
+    clipped = float(np.clip(value, *bounds))
+    if clipped != value:
+        reason = f"the raw correction {value:.4f} fell outside {bounds}; clipped"
+    value = clipped
+    if prob is None:
+        var_adj = _pseudo_variance(y, f, fu, lam_hat, bounds)
+    else:
+        var_adj = _ipw_pseudo_variance(y, f, f_all, lam_hat, 1.0 / prob, bounds)
+    low, high = wilson_effective(value, var_adj, n, n + big_n, z, bounds)
+    low, high = max(bounds[0], min(low, value)), min(bounds[1], max(high, value))
+    return value, low, high, reason
 
 
 def _inclusion(values: Sequence[float] | np.ndarray, n: int) -> np.ndarray:

@@ -224,15 +224,75 @@ def join_labels(
     judge_only_all = lab_flag[lab_flag["_h"].isna()].drop(columns="_h")
     judge_only = judge_only_all[judge_only_all["judge"].notna()]
 
-    if kind == "pairwise":
-        categories: tuple = OUTCOMES
-    elif scale is not None:
-        categories = _on_scale(scale, human, human_table, matched["judge"].to_numpy(float))
-    else:
-        scores = np.concatenate([matched["judge"].to_numpy(float), human["label"].to_numpy(float)])
-        categories = tuple(float(v) for v in np.unique(scores))
-    code = {c: i for i, c in enumerate(categories)}
+    categories = _categories(kind, scale, human, human_table, matched)
+    matched, comp, judge_code, counts = _coded(human, matched, key_cols, categories, kind)
+    inclusion = (
+        _key_inclusion(human, human_table, matched[key_cols], key_cols)
+        if "inclusion" in human_table.columns
+        else None
+    )
+    if strata:
+        matched = matched.merge(key_strata, on=key_cols, how="left")
+        judge_only = judge_only.merge(key_strata, on=key_cols, how="left")
+    repeated = int(human.duplicated([*key_cols, "annotator"]).sum())
+    judge_systems, unknown, unknown_labels = _systems(judge, human, key_cols)
+    summary = JoinSummary(
+        judge_keys=len(judge_keys),
+        human_keys=len(labelled),
+        human_labels=len(human),
+        matched_keys=len(matched),
+        matched_labels=len(comp),
+        judge_only=_unmatched(judge_only_all, key_cols),
+        human_only=_unmatched(human_only, key_cols),
+        judge_no_verdict=_unmatched(no_verdict, key_cols),
+        repeated_labels=repeated,
+        judge_orders=orders,
+        annotator_per_row="annotator" not in human_table,
+        unknown_systems=tuple(unknown),
+        unknown_system_labels=unknown_labels,
+        judge_systems=tuple(judge_systems),
+        chosen_actively=inclusion is not None,
+    )
+    return JoinedLabels(
+        kind=kind,
+        categories=categories,
+        keys=matched,
+        judge_code=judge_code,
+        human_counts=counts,
+        comparisons=comp,
+        judge_only=judge_only.reset_index(drop=True),
+        summary=summary,
+        strata=strata,
+        inclusion=inclusion,
+    )
 
+
+def _categories(
+    kind: Kind,
+    scale: Sequence[float] | None,
+    human: pd.DataFrame,
+    human_table: pd.DataFrame,
+    matched: pd.DataFrame,
+) -> tuple:
+    """The label categories: pairwise outcomes, the rubric's scale, or the scores that occur."""
+    if kind == "pairwise":
+        return OUTCOMES
+    if scale is not None:
+        return _on_scale(scale, human, human_table, matched["judge"].to_numpy(float))
+    scores = np.concatenate([matched["judge"].to_numpy(float), human["label"].to_numpy(float)])
+    return tuple(float(v) for v in np.unique(scores))
+
+
+def _coded(
+    human: pd.DataFrame,
+    matched: pd.DataFrame,
+    key_cols: list[str],
+    categories: tuple,
+    kind: Kind,
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, np.ndarray]:
+    """Matched keys in canonical order with their comparisons (one per human label), the
+    judge's category code and the human label counts per key."""
+    code = {c: i for i, c in enumerate(categories)}
     matched["key"] = np.arange(len(matched))
     comp = human.merge(matched, on=key_cols, how="inner")
     comp = comp.sort_values(["key"], kind="stable").reset_index(drop=True)
@@ -250,51 +310,21 @@ def join_labels(
     comp["key"] = position[comp["key"].to_numpy()]
     comp = comp.sort_values(["key"], kind="stable").reset_index(drop=True)
     matched["key"] = np.arange(len(matched))
+    return matched, comp, judge_code, counts
 
-    inclusion = (
-        _key_inclusion(human, human_table, matched[key_cols], key_cols)
-        if "inclusion" in human_table.columns
-        else None
-    )
-    if strata:
-        matched = matched.merge(key_strata, on=key_cols, how="left")
-        judge_only = judge_only.merge(key_strata, on=key_cols, how="left")
-    repeated = int(human.duplicated([*key_cols, "annotator"]).sum())
+
+def _systems(
+    judge: pd.DataFrame, human: pd.DataFrame, key_cols: list[str]
+) -> tuple[list[str], list[str], int]:
+    """The judge's systems, the human labels' systems the judge never names, and how many
+    human labels name one of those."""
     system_cols = [c for c in key_cols if c.startswith("system")]
     judge_systems = sorted({str(v) for c in system_cols for v in judge[c]}, key=natural_key)
     unknown = sorted(
         {str(v) for c in system_cols for v in human[c]} - set(judge_systems), key=natural_key
     )
     naming_unknown = human[system_cols].astype(str).isin(unknown).any(axis=1)
-    summary = JoinSummary(
-        judge_keys=len(judge_keys),
-        human_keys=len(labelled),
-        human_labels=len(human),
-        matched_keys=len(matched),
-        matched_labels=len(comp),
-        judge_only=_unmatched(judge_only_all, key_cols),
-        human_only=_unmatched(human_only, key_cols),
-        judge_no_verdict=_unmatched(no_verdict, key_cols),
-        repeated_labels=repeated,
-        judge_orders=orders,
-        annotator_per_row="annotator" not in human_table,
-        unknown_systems=tuple(unknown),
-        unknown_system_labels=int(naming_unknown.sum()),
-        judge_systems=tuple(judge_systems),
-        chosen_actively=inclusion is not None,
-    )
-    return JoinedLabels(
-        kind=kind,
-        categories=categories,
-        keys=matched,
-        judge_code=judge_code,
-        human_counts=counts,
-        comparisons=comp,
-        judge_only=judge_only.reset_index(drop=True),
-        summary=summary,
-        strata=strata,
-        inclusion=inclusion,
-    )
+    return judge_systems, unknown, int(naming_unknown.sum())
 
 
 def _key_inclusion(

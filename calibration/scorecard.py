@@ -179,21 +179,37 @@ def scorecard(
         if w > 0 and s not in scenarios:
             raise ValueError(f"scenario {s!r} has weight {w:g} but no items")
 
+    point, reps, per_scenario = _totals(df, cells, col, weights, scenarios, resamples, seed)
+    out_rows, keep = _rows(cells, col, point, reps, per_scenario, scenarios, spec, ci)
+    return Scorecard(
+        rows=tuple(out_rows),
+        weights=weights,
+        ci=ci,
+        resamples=resamples,
+        seed=seed,
+        n_items=int(df["item_id"].nunique()),
+        replicates=keep,
+    )
+
+
+def _totals(
+    df: pd.DataFrame,
+    cells: list[tuple[str, str]],
+    col: dict[tuple[str, str], int],
+    weights: dict[str, float],
+    scenarios: list[str],
+    resamples: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    """Per cell: the weighted total, its resampled totals (resamples x cells) and the
+    scenario means. One generator serves every scenario in turn, so the draws are fixed by
+    `seed` and the scenarios' order."""
     rng = np.random.default_rng(np.random.SeedSequence(seed))
     point = np.zeros(len(cells))
     reps = np.zeros((resamples, len(cells)))
     per_scenario: dict[str, np.ndarray] = {}
     for s in scenarios:
-        sub = df[df["scenario"] == s]
-        items, item_idx = np.unique(sub["item_id"].to_numpy(), return_inverse=True)
-        cell_idx = np.array(
-            [col[c] for c in zip(sub["system"], sub["metric"], strict=True)], dtype=np.int64
-        )
-        # items x cells: normalised value and presence.
-        v = np.zeros((len(items), len(cells)))
-        present = np.zeros((len(items), len(cells)))
-        v[item_idx, cell_idx] = sub["norm"].to_numpy()
-        present[item_idx, cell_idx] = 1.0
+        v, present = _scenario_cells(df[df["scenario"] == s], cells, col)
         have = present.sum(axis=0)
         with np.errstate(invalid="ignore"):
             means = v.sum(axis=0) / have
@@ -209,15 +225,52 @@ def scorecard(
                 "is undefined; score that scenario or give it weight 0"
             )
         point += w * means
-        n = len(items)
-        rows = max(1, _BLOCK // n)
-        for r0 in range(0, resamples, rows):
-            r = min(rows, resamples - r0)
-            idx = rng.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
-            counts = np.bincount(idx.ravel(), minlength=r * n).reshape(r, n).astype(np.float64)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                reps[r0 : r0 + r] += w * (counts @ v) / (counts @ present)
+        _add_resampled(reps, rng, v, present, w)
+    return point, reps, per_scenario
 
+
+def _scenario_cells(
+    sub: pd.DataFrame, cells: list[tuple[str, str]], col: dict[tuple[str, str], int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """One scenario's items x cells: the normalised value and its presence."""
+    items, item_idx = np.unique(sub["item_id"].to_numpy(), return_inverse=True)
+    cell_idx = np.array(
+        [col[c] for c in zip(sub["system"], sub["metric"], strict=True)], dtype=np.int64
+    )
+    v = np.zeros((len(items), len(cells)))
+    present = np.zeros((len(items), len(cells)))
+    v[item_idx, cell_idx] = sub["norm"].to_numpy()
+    present[item_idx, cell_idx] = 1.0
+    return v, present
+
+
+def _add_resampled(
+    reps: np.ndarray, rng: np.random.Generator, v: np.ndarray, present: np.ndarray, w: float
+) -> None:
+    """Add `w` times one scenario's resampled means to `reps`, in blocks that bound memory."""
+    resamples = len(reps)
+    n = len(v)
+    rows = max(1, _BLOCK // n)
+    for r0 in range(0, resamples, rows):
+        r = min(rows, resamples - r0)
+        idx = rng.integers(0, n, size=(r, n)) + (np.arange(r) * n)[:, None]
+        counts = np.bincount(idx.ravel(), minlength=r * n).reshape(r, n).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            reps[r0 : r0 + r] += w * (counts @ v) / (counts @ present)
+
+
+def _rows(
+    cells: list[tuple[str, str]],
+    col: dict[tuple[str, str], int],
+    point: np.ndarray,
+    reps: np.ndarray,
+    per_scenario: dict[str, np.ndarray],
+    scenarios: list[str],
+    spec: ScorecardSpec,
+    ci: float,
+) -> tuple[list[ScorecardRow], dict[tuple[str, str], np.ndarray]]:
+    """One row per (system, metric), then each system's "overall" when metrics are weighted;
+    with the replicates behind each row."""
     alpha = (1 - ci) / 2
     out_rows: list[ScorecardRow] = []
     keep: dict[tuple[str, str], np.ndarray] = {}
@@ -245,12 +298,4 @@ def scorecard(
             est = sum(metric_w[m] * point[col[(system, m)]] for m in have) / wsum
             rep = sum(metric_w[m] * reps[:, col[(system, m)]] for m in have) / wsum
             add(system, "overall", est, rep, {})
-    return Scorecard(
-        rows=tuple(out_rows),
-        weights=weights,
-        ci=ci,
-        resamples=resamples,
-        seed=seed,
-        n_items=int(df["item_id"].nunique()),
-        replicates=keep,
-    )
+    return out_rows, keep

@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench.synthetic import write_config, write_inputs  # noqa: E402
-from judge.config.run_config import load_config  # noqa: E402
+from judge import load_config  # noqa: E402
 from judge.run import run_pipeline  # noqa: E402
 from judge.simulator import SimulatorConfig, running_simulator  # noqa: E402
 

@@ -36,7 +36,7 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from judge.config.run_config import load_config  # noqa: E402
+from judge import load_config  # noqa: E402
 from judge.run import run_pipeline  # noqa: E402
 
 SUSCEPTIBLE = {"injection_susceptibility": 0.5, "master_key_susceptibility": 0.5}

@@ -23,8 +23,8 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from judge import RunDir  # noqa: E402
 from judge.simulator import SimulatorConfig, running_simulator  # noqa: E402
-from judge.store.rundir import RunDir  # noqa: E402
 
 
 def main() -> int:

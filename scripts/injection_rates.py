@@ -17,8 +17,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from judge import load_items, load_responses
 from judge.blinding.injection import scan
-from judge.inputs.tables import load_items, load_responses
 
 ROOT = Path(__file__).resolve().parents[1]
 SET = ROOT / "tests" / "data" / "injection_set.jsonl"

@@ -24,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from judge.store.rundir import RunDir  # noqa: E402
+from judge import RunDir  # noqa: E402
 
 
 def _judge(*args: str) -> list[str]:

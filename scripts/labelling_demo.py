@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 import yaml
 
-from judge.labelling.label_store import open_labelling
+from judge.labelling import open_labelling
 
 REPO = Path(__file__).resolve().parent.parent
 MT_BENCH = REPO / "data" / "mt_bench"
@@ -117,9 +117,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
 
+    from judge import RunDir
     from judge.service.auth import create_token
     from judge.service.db import make_engine
-    from judge.store.rundir import RunDir
 
     root = Path(tempfile.mkdtemp(prefix="labelling-demo-"))
     db = f"sqlite:///{root / 'service.sqlite'}"

@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from calibration.panels import panel_frontier  # noqa: E402
-from judge.config.run_config import JudgeSpec  # noqa: E402
+from judge import JudgeSpec  # noqa: E402
 from judge.judging.pricing import price  # noqa: E402
 from judge.types import Usage  # noqa: E402
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from judge import Scrubber
 from judge.blinding.scrub_quality import load_corpus, score
-from judge.blinding.scrubber import Scrubber
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "scrub_corpus.jsonl"
 SYSTEMS = ["acme-small", "acme-large"]

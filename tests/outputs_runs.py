@@ -21,10 +21,8 @@ from typing import Any
 
 import yaml
 
-from judge.config.run_config import load_config
+from judge import RunDir, load_config, prepare_run
 from judge.run.outputs import write_outputs
-from judge.run.prepare import prepare_run
-from judge.store.rundir import RunDir
 from judge.types import JudgeResponse, ParseFailure, Usage, Verdict
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "outputs_golden"

@@ -401,7 +401,7 @@ def test_a_run_calibrates_scores_on_its_rubric_scale(tmp_path) -> None:
     # The run passes the rubric's scale (absolute_1to5: 1..5) to calibrate: the unused 3 is a
     # category (a zero row), kappa_quadratic matches scikit-learn on the full scale, and a
     # human score off the scale is a data error naming the row.
-    from judge.config.run_config import RunConfig
+    from judge import RunConfig
     from judge.run.analyse import _calibration
 
     a, b = _scale_with_a_gap(8)

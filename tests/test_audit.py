@@ -22,16 +22,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judge import RunDir, load_config
 from judge.cli.trail import item_trail
-from judge.config.run_config import load_config
 from judge.errors import DataError
 from judge.report import build_traced
 from judge.report.blocks import Quote, quote_fence, to_html, to_markdown
 from judge.run import run_pipeline
 from judge.run.analyse_audit import excerpt, panel_agreement
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.store.rundir import RunDir
-from judge.summary.run_summary import RunSummary
+from judge.summary import RunSummary
 from judge.untrusted import inert
 from tests.helpers import run_cli
 from tests.test_report import _QUOTE, _page_problems

@@ -12,14 +12,12 @@ from typing import Any
 
 import pytest
 
+from judge import RunDir, RunStore, load_config
 from judge.batch.engine import make_api
 from judge.batch.ledger import Ledger, custom_id, new_batch_id
-from judge.config.run_config import load_config
 from judge.providers.base import ProviderCall
 from judge.run import prepare_run, run_pipeline
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.store.run_store import RunStore
-from judge.store.rundir import RunDir
 from tests.test_runner import judge_entry, judgments, quality, write_config, write_dataset
 
 PROVIDERS = ["openai/sim-alpha", "anthropic/sim-beta"]
@@ -233,7 +231,7 @@ def test_a_partial_batch_held_for_the_prepare_is_planned_once_the_prepare_ends(
     import threading
 
     from judge.batch.engine import BatchEngine
-    from judge.judging.runner import Runner
+    from judge.judging import Runner
 
     items, responses = dataset(tmp_path, 5)
     with running_simulator(SimulatorConfig(seed=2)) as sim:

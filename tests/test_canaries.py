@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from statsmodels.stats.proportion import proportion_confint
 
+from judge import RunDir, RunStore, load_config, prepare_run
 from judge.analysis.aggregate import (
     PairJudgment,
     ScoreJudgment,
@@ -25,6 +26,7 @@ from judge.analysis.aggregate import (
     flagged_lose_score,
 )
 from judge.blinding import canaries as canaries_module
+from judge.blinding import detect
 from judge.blinding.canaries import (
     MASTER_KEY,
     MASTER_KEY_TEXT,
@@ -37,16 +39,11 @@ from judge.blinding.canaries import (
     recorded_texts,
     sample_items,
 )
-from judge.blinding.injection import detect
-from judge.config.run_config import load_config
 from judge.errors import ConfigError, LimitError
 from judge.rubric.verdict_forms import defuse_verdicts
 from judge.run import run_pipeline
 from judge.run.analyse_canaries import _weakest, canary_section
 from judge.run.lifecycle import failed_gates, status_of
-from judge.run.prepare import prepare_run
-from judge.store.run_store import RunStore
-from judge.store.rundir import RunDir
 from judge.summary.canary import Canaries
 from tests.helpers import run_cli_here
 from tests.test_report import _page_problems, _traced

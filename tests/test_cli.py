@@ -166,7 +166,7 @@ def test_version_is_the_installed_distributions() -> None:
 def test_simulate_and_serve_default_to_different_ports() -> None:
     from typer.main import get_command
 
-    from judge.cli.main import app
+    from judge.cli import app
 
     commands = get_command(app).commands  # type: ignore[attr-defined]
     ports = {

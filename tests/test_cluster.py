@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import ray
 
+from judge import load_config
 from judge.cluster import RayCluster
 from judge.cluster.limiter import ClusterLimit, RateBudget
-from judge.config.run_config import load_config
 from judge.errors import ConfigError
 from judge.run import run_pipeline
 from judge.simulator import SimulatorConfig, running_simulator

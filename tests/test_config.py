@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.config.run_config import load_config
+from judge import load_config
 from judge.errors import ConfigError
 
 MINIMAL = """

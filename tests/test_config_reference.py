@@ -18,8 +18,8 @@ from calibration.gates import parse_gate
 from judge.config.keys import config_keys
 from judge.config.reference import REGENERATE, reference_markdown
 from judge.config.run_config import JudgeSpec, RunConfig, format_validation_error, load_config
-from judge.config.simulator import SimulatorConfig
 from judge.errors import ConfigError
+from judge.simulator import SimulatorConfig
 from tests.helpers import REPO, run_cli, run_cli_here
 
 DOC = REPO / "docs" / "config.md"

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
+from judge import RunConfig, RunDir, load_config, prepare_run
 from judge.cli.console import print_dry_run
-from judge.config.run_config import RunConfig, load_config
 from judge.judging import cost_estimate as estimate
 from judge.judging.cost_estimate import estimate_run, estimate_tokens
 from judge.report.blocks import to_markdown
@@ -25,10 +25,8 @@ from judge.report.format import traced
 from judge.rubric.rubrics import BUILTIN_DIR
 from judge.run import dry_run
 from judge.run.outputs import write_outputs
-from judge.run.prepare import prepare_run
 from judge.run.spend import _SELECT, realised_costs
-from judge.store.rundir import RunDir
-from judge.summary.run_summary import RunSummary
+from judge.summary import RunSummary
 from judge.types import JudgeRequest, JudgeResponse, ParseFailure, Usage, Verdict
 from tests.outputs_runs import config_for
 

@@ -16,16 +16,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from judge import iter_responses, load_items, load_responses
 from judge.errors import DataError
+from judge.inputs import SUPPORTED_FORMATS, iter_items
 from judge.inputs.duplicates import SeenInIndex, SeenKeys, SeenPairs
 from judge.inputs.sources import JsonlSource, Utf8Checked
-from judge.inputs.tables import (
-    SUPPORTED_FORMATS,
-    iter_items,
-    iter_responses,
-    load_items,
-    load_responses,
-)
 from judge.types import ChatMessage, Response
 
 ITEMS = {"q1", "q2", "q3"}

@@ -165,8 +165,9 @@ def test_the_trust_line_names_what_the_gate_found(demo: Path) -> None:
     a = RunSummary.from_dict(_summary(demo)).analysed()
     assert a.calibration is not None
     gate = a.calibration.gate
-    # What the demo's gate found (README, "The trust gate"): human-level against the humans'
-    # own ceiling, the alternative annotator test failed, labels unreliable (alpha < 0.667).
+    # What the demo's gate found (docs/calibration.md, "The trust gate"): human-level against
+    # the humans' own ceiling, the alternative annotator test failed, labels unreliable
+    # (alpha < 0.667).
     annotators = gate.stand_in.annotators
     assert gate.stand_in.non_inferiority.outcome == "human-level"
     assert annotators is not None and annotators.status == "failed"

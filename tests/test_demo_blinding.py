@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.config.run_config import load_config
+from judge import load_config
 from judge.run import prepare_run
 from tests.helpers import REPO
 

@@ -1,6 +1,6 @@
 import pytest
 
-from judge.config.run_config import JudgeSpec
+from judge import JudgeSpec
 from judge.errors import ConfigError
 from judge.families import check_pairs_judgeable, eligible_judges, family_of, is_same_family
 

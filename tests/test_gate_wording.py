@@ -9,7 +9,7 @@ from calibration.estimate import Estimate
 from calibration.jsonable import jsonable
 from calibration.trust_gate import evaluate_gate
 from judge.report.decision_section import _gate_explanation
-from judge.summary.gate import TrustGate
+from judge.summary import TrustGate
 
 
 def _est(value: float | None, low: float | None, high: float | None) -> Estimate:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from judge import load_rubric, parse_reply, render_absolute, render_pairwise
 from judge.blinding.injection import RULES, constant_answers, detect, report, scan
-from judge.rubric.parsing import parse_reply
-from judge.rubric.rubrics import load_rubric, render_absolute, render_pairwise
 from judge.rubric.verdict_forms import defuse_verdicts
 from judge.simulator import SimulatorConfig, SimulatorHandle, simulator_fixture
 from judge.simulator.judging import decide, fooled
@@ -247,9 +246,8 @@ async def test_master_key_wins_over_http_only_when_susceptible(
 def test_prepare_records_flags_by_opaque_id_and_counts_per_system(tmp_path: Path) -> None:
     import yaml
 
-    from judge.config.run_config import load_config
+    from judge import RunDir, load_config
     from judge.run import prepare_run
-    from judge.store.rundir import RunDir
 
     items = tmp_path / "items.jsonl"
     responses = tmp_path / "responses.jsonl"

@@ -27,7 +27,7 @@ LLMBAR = REPO / "data" / "llmbar"
 
 
 # (AB label, BA label) -> combined label, as the runner combines a pair's two requests
-# (judge/analysis/aggregate.py; README "Both orders run"): agree -> that label, disagree -> a tie,
+# (judge/analysis/aggregate.py; docs/inputs.md): agree -> that label, disagree -> a tie,
 # one order without a verdict -> the other alone.
 ORDER_RULE = [
     ("a", "a", "a"),

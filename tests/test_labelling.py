@@ -24,11 +24,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from judge import RunDir
 from judge.errors import ConfigError, DataError
-from judge.labelling import offline, sample, session, status
-from judge.labelling.label_store import open_labelling
+from judge.labelling import offline, open_labelling, sample, session, status
 from judge.labelling.task import TaskSpec, build_queue, create_task
-from judge.store.rundir import RunDir
 from tests.helpers import MT_BENCH, REPO, run_cli_here
 
 FLOOR = 0.05  # TaskSpec's default floor and uniform share, restated for the references

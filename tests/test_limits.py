@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 
-from judge.config.run_config import RunConfig
+from judge import RunConfig, RunDir
 from judge.errors import LimitError
 from judge.run import prepare_run
-from judge.store.rundir import RunDir
 
 SYSTEMS = ["gpt-4o", "llama-2-13b", "mystery-model", "mistral-7b", "claude-3-haiku"]
 JUDGES = [

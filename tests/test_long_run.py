@@ -23,10 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from judge import RunDir
 from judge.cli.progress import PREPARING, progress_display
 from judge.run.execute import Progress
 from judge.simulator import LatencyConfig, SimulatorConfig, running_simulator
-from judge.store.rundir import RunDir
 from tests.helpers import REPO, run_cli_here
 from tests.test_runner import judge_entry, quality, write_config, write_dataset
 

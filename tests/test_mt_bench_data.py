@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from judge.inputs.tables import load_items, load_responses
+from judge import load_items, load_responses
 from tests.helpers import MT_BENCH, REPO
 
 

@@ -14,10 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge.config.run_config import load_config
+from judge import RunDir, load_config
 from judge.run.outputs import write_outputs
 from judge.store import result_rows
-from judge.store.rundir import RunDir
 from tests.outputs_runs import GOLDEN, OUTPUT_FILES, RUNS, build, finished, summary_part
 
 

@@ -15,7 +15,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from judge.config.run_config import load_config
+from judge import load_config
 from judge.run import run_pipeline
 from tests.helpers import run_cli_here
 from tests.test_runner import quality, write_config, write_dataset

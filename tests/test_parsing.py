@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from judge import Rubric, load_rubric
 from judge.rubric.parsing import EXCERPT_CHARS, parse_reply, repair_prompt
-from judge.rubric.rubrics import Rubric, load_rubric
 from judge.types import ParseFailure, Verdict
 
 PAIR = load_rubric("pairwise_general")

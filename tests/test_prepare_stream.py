@@ -15,14 +15,13 @@ from typing import Any
 import pytest
 import yaml
 
-from judge.config.run_config import load_config
+from judge import RunDir, load_config
 from judge.errors import ConfigError
 from judge.hashing import content_hash
 from judge.run import run_pipeline
 from judge.run.prepare import prepare_locked, prepare_run
 from judge.run.prepared import HOW_SENT_KEYS
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.store.rundir import RunDir
 from tests.helpers import REPO
 from tests.test_runner import judge_entry, write_config, write_dataset
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from judge.config.run_config import JudgeSpec
+from judge import JudgeSpec
 from judge.judging.pricing import PER_MTOK, Rates, price, price_table_path, rate_card, unpriced
 from judge.types import Usage
 

@@ -21,13 +21,12 @@ from typing import Any
 
 import pytest
 
+from judge import RunDir, load_config
 from judge.cli.progress import progress_display
-from judge.config.run_config import load_config
 from judge.judging.tally import Progress, Tally
 from judge.run import run_pipeline
 from judge.run.execute import progress_of
 from judge.simulator import LatencyConfig, SimulatorConfig, running_simulator
-from judge.store.rundir import RunDir
 from tests.test_runner import judge_entry, write_config
 
 ITEMS = 24

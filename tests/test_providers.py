@@ -19,13 +19,12 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from judge.config.run_config import JudgeSpec
+from judge import JudgeSpec, Rubric, load_rubric, render_absolute, render_pairwise
 from judge.errors import ConfigError, ProviderError
 from judge.judging.pricing import price, price_table_path
 from judge.providers import Provider, ProviderCall, make_provider
 from judge.providers._common import retry_after_from
 from judge.rubric.parsing import output_schema, parse_reply
-from judge.rubric.rubrics import Rubric, load_rubric, render_absolute, render_pairwise
 from judge.simulator import SimulatorConfig, SimulatorHandle, simulator_fixture
 from judge.types import BlindedResponse, ChatMessage, Item, JudgeRequest, Usage, Verdict
 

@@ -253,3 +253,30 @@ def test_the_public_names_are_declared(tmp_path: Path) -> None:
     with pytest.raises(AttributeError, match="no attribute 'run_eval'"):
         judge.run_eval  # noqa: B018
     assert (REPO / "judge" / "run" / "evaluate.py").is_file()
+
+
+def test_a_stratum_of_one_item_has_no_interval_and_the_run_completes(tmp_path: Path) -> None:
+    """A stratum holding one item has no spread, so no interval: its comparisons say so
+    (None), and the run's analysis and report complete (they failed validating the summary)."""
+    config = _config(tmp_path)
+    items = pd.read_csv(tmp_path / "tickets.csv")
+    items.loc[0, "queue"] = "returns"  # one item in its own stratum
+    raw = json.loads(config.read_text())
+    raw["compare"]["strata"] = ["queue"]
+    result = judge.evaluate(
+        raw
+        | {
+            "data": {
+                **raw["data"],
+                "items": str(tmp_path / "tickets.csv"),
+                "responses": str(tmp_path / "replies.csv"),
+            }
+        },
+        items=items,
+        run_dir=tmp_path / "run",
+    )
+    by_stratum = result.summary.analysed().comparison.by_stratum
+    lone = [c for c in by_stratum if c.stratum == "returns"]
+    assert len(lone) == 3 and all(c.n == 1 and c.ci_low is None and c.se is None for c in lone)
+    assert all(c.ci_low is not None for c in by_stratum if c.stratum == "billing")
+    assert result.report_path.is_file() and result.exit_code == 0

@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from judge.config.run_config import JudgeSpec
+from judge import JudgeSpec, load_rubric, parse_reply
 from judge.errors import ConfigError
 from judge.providers.base import ProviderCall
 from judge.providers.factory import make_provider
 from judge.providers.recorded import NoRecording, RecordedProvider
-from judge.rubric.parsing import parse_reply
-from judge.rubric.rubrics import load_rubric
 from judge.types import BlindingKey, ChatMessage, JudgeRequest
 
 KEY = BlindingKey(

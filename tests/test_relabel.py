@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judge.store.rundir import RunDir
+from judge import RunDir
 from tests.helpers import run_cli_here
 from tests.test_runner import quality, write_dataset
 

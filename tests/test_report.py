@@ -23,7 +23,7 @@ import yaml
 
 from judge.report import build_traced, to_markdown
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.summary.run_summary import RunSummary
+from judge.summary import RunSummary
 from judge.untrusted import inert
 from tests.helpers import (
     MT_BENCH,

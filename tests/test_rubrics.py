@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from judge.config.limits import RenderLimits
+from judge import RenderLimits, render_limits
 from judge.errors import ConfigError, LimitError
 from judge.rubric.rubrics import (
     ABSOLUTE_VARIABLES,
@@ -23,7 +23,6 @@ from judge.rubric.rubrics import (
     render_absolute,
     render_pairwise,
 )
-from judge.rubric.templates import render_limits
 from judge.types import BlindedResponse, ChatMessage, Item
 from tests.helpers import MT_BENCH as REPO_DATA
 from tests.helpers import run_cli

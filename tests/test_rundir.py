@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
+from judge import RunDir, RunStore
 from judge.errors import RunDirBusy
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.store.run_store import RunStore
-from judge.store.rundir import RunDir
 from tests.helpers import REPO, run_cli, run_cli_here
 from tests.test_runner import judge_entry, write_dataset
 

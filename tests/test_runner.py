@@ -15,10 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
-from judge.config.run_config import load_config
+from judge import RunStore, load_config
 from judge.run import run_pipeline
 from judge.simulator import SimulatorConfig, running_simulator
-from judge.store.run_store import RunStore
 from tests.helpers import REPO
 
 SECRET = "ab" * 32

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.blinding.blind import blind_responses, new_secret
+from judge import blind_responses, new_secret
 from judge.blinding.scrub_quality import KindScore, load_corpus, score
 from judge.blinding.scrubber import KINDS, Scrubber
 from judge.types import Response

@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from judge import iter_responses, load_items
 from judge.errors import DataError
-from judge.inputs.tables import iter_items, iter_responses, load_items
+from judge.inputs import iter_items
 from judge.run.staging import Staging
 from judge.untrusted import MAX_NESTING, Problem, _check_value, parse_json
 

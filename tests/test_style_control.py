@@ -23,8 +23,8 @@ from sklearn.linear_model import LogisticRegression
 
 from calibration.length_control import item_difficulty
 from calibration.style_control import _SHRINK, StyleControlError, style_controlled
+from judge import load_config
 from judge.analysis.response_style import style_of, with_styles
-from judge.config.run_config import load_config
 from judge.run import run_pipeline
 from tests.helpers import run_cli_here
 from tests.test_runner import quality, write_config, write_dataset

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from judge import Scrubber
 from judge.blinding.scrub_quality import load_corpus
-from judge.blinding.scrubber import Scrubber
 from judge.blinding.triggers import Reach, Triggers, near, windows
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "scrub_corpus.jsonl"

@@ -6,15 +6,22 @@ schema (`judge config schema`).
 The descriptions are the fields' docstrings in `judge/config/run_config.py`,
 `judge/config/simulator.py`
 and `calibration/trust_gate.py`; tests/test_config_reference.py fails when docs/config.md
-differs from what this prints.
+differs from what this prints. `model_reference` writes the same kind of tables for any model
+and the models nested in it (the docs site's rubric schema, through docs/hooks.py).
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
-from typing import Any
+import textwrap
+import types
+from itertools import pairwise
+from typing import Annotated, Any, Union, get_args, get_origin
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from judge.config.keys import ConfigKey, bounds, config_keys, default_text, type_name
 from judge.config.quality_model import QUALITY_MODEL
@@ -128,6 +135,95 @@ def _check_documented(keys: list[ConfigKey]) -> None:
             f"config keys without a docstring: {', '.join(missing)}; document each field with "
             "a docstring under it, then run " + REGENERATE
         )
+
+
+def model_reference(model: type[BaseModel], heading: str = "###") -> str:
+    """Markdown reference of `model` and of every model its fields hold, in the order first met:
+    per model a heading (its name, which the type column links to), its docstring, and a table
+    of its fields (key, type, default, description). An undocumented field is an error."""
+    out: list[str] = []
+    for found in _nested_models(model):
+        docs = field_docstrings(found)
+        missing = [f"{found.__name__}.{name}" for name, text in docs.items() if not text]
+        if missing:
+            raise ValueError(f"fields without a docstring: {', '.join(missing)}")
+        out += [f"{heading} {found.__name__}", ""]
+        if found.__doc__:
+            out += [_one_line(found.__doc__), ""]
+        out += ["| key | type | default | description |", "|---|---|---|---|"]
+        for name, field in found.model_fields.items():
+            kind = ", ".join(filter(None, [_kind(field.annotation), _constraints(field)]))
+            cells = (f"`{name}`", kind, f"`{default_text(field)}`", docs[name])
+            out.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def field_docstrings(model: type[BaseModel]) -> dict[str, str]:
+    """Each field's description: its pydantic `description`, else the docstring written under
+    it in the class body (pydantic reads those itself only with `use_attribute_docstrings`)."""
+    written: dict[str, str] = {}
+    for cls in reversed(model.__mro__):  # a subclass's docstring wins
+        if not issubclass(cls, BaseModel) or cls is BaseModel:
+            continue
+        try:
+            body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0]
+        except (OSError, TypeError):  # no source (built dynamically): descriptions only
+            continue
+        statements = body.body if isinstance(body, ast.ClassDef) else []
+        for node, after in pairwise(statements):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)
+            ):
+                written[node.target.id] = inspect.cleandoc(after.value.value)
+    return {
+        name: field.description or written.get(name, "")
+        for name, field in model.model_fields.items()
+    }
+
+
+def _nested_models(model: type[BaseModel]) -> list[type[BaseModel]]:
+    found = [model]
+    for found_model in found:  # grows while it is walked: breadth first, each model once
+        for field in found_model.model_fields.values():
+            found += [m for m in _models(field.annotation) if m not in found]
+    return found
+
+
+def _models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models(arg)]
+
+
+def _kind(annotation: Any) -> str:
+    """`type_name`, with models named (and linked to their tables), tuples read as lists and
+    tagged unions of models read through."""
+    if get_origin(annotation) is Annotated:
+        return _kind(get_args(annotation)[0])
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f"[`{annotation.__name__}`](#{annotation.__name__.lower()})"
+    if get_origin(annotation) is tuple:
+        items = [a for a in get_args(annotation) if a is not Ellipsis]
+        if len(items) == 1:
+            return f"list of {_kind(items[0])}"
+    if get_origin(annotation) in (Union, types.UnionType) and _models(annotation):
+        return " or ".join(dict.fromkeys(_kind(arg) for arg in get_args(annotation)))
+    return type_name(annotation)
+
+
+def _constraints(field: FieldInfo) -> str:
+    rules = [bounds(field)]
+    for rule in field.metadata:
+        if getattr(rule, "pattern", None):
+            rules.append(f"matching `{rule.pattern}`")
+        if getattr(rule, "min_length", None) == 1:
+            rules.append("not empty")
+    return ", ".join(filter(None, rules))
 
 
 def config_schema(model: type[BaseModel] = RunConfig) -> dict[str, Any]:

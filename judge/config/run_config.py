@@ -378,8 +378,9 @@ class RunConfig(_Strict):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     """Spending limits."""
     canaries: CanaryConfig | None = None
-    """Canary controls: hidden control systems that show whether a judge can be fooled (README,
-    "Canary controls"); none unless given (`canaries: {}` for the defaults)."""
+    """Canary controls: hidden control systems that show whether a judge can be fooled
+    (docs/blinding.md, "Canary controls"); none unless given (`canaries: {}` for the
+    defaults)."""
 
     @model_validator(mode="after")
     def _canaries_judged_live(self) -> RunConfig:

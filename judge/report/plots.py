@@ -47,7 +47,8 @@ def forest(comparisons: Sequence[PairDiff], title: str, unit: str) -> bytes | No
     fig, ax = plt.subplots(figsize=(6.4, 0.28 * len(rows) + 1.1))
     for y, c in enumerate(rows):
         colour = BLUE if c.told_apart else GREY
-        ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
+        if c.ci_low is not None and c.ci_high is not None:
+            ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
         marker = "o" if c.told_apart else "D"
         ax.plot(c.mean_diff, y, marker, color=colour, ms=5)
     ax.axvline(0, color="black", lw=0.8, ls="--")
@@ -172,7 +173,8 @@ def strata_multiples(
             if c is None:
                 continue
             colour = BLUE if c.told_apart else GREY
-            ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
+            if c.ci_low is not None and c.ci_high is not None:
+                ax.plot([c.ci_low, c.ci_high], [y, y], color=colour, lw=2)
             ax.plot(c.diff, y, "o", color=colour, ms=4)
         ax.axvline(0, color="black", lw=0.8, ls="--")
         ax.set_xlim(-1.05, 1.05)

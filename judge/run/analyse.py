@@ -171,6 +171,8 @@ def _compare(
         keep = ["item_id", "system", "score"]
     if by is not None:
         keep.append(by)
+    if table.empty:
+        raise DataError(_no_verdicts(rows))
     report = compare_table(
         table[keep].reset_index(drop=True),
         kind="pairwise" if pairwise else "scores",
@@ -398,7 +400,9 @@ def _oriented(
 
 def _turned(c: PairDiff, upper: str, lower: str) -> Neighbour:
     sign = 1.0 if (c.a, c.b) == (upper, lower) else -1.0
-    low, high = sorted((sign * c.ci_low, sign * c.ci_high))
+    low = high = None
+    if c.ci_low is not None and c.ci_high is not None:
+        low, high = sorted((sign * c.ci_low, sign * c.ci_high))
     return Neighbour(
         upper=upper,
         lower=lower,
@@ -441,6 +445,8 @@ def _items_needed(comparison: Comparison, pair: PairDiff, c: Neighbour) -> dict[
     from calibration.pairs import items_to_tell_apart
 
     level = (1 - pair.ci) / len(comparison.comparisons)
+    if pair.se is None:  # one item: no spread to size from
+        return {"items_needed": None, "items_needed_level": level, "items_needed_test": None}
     got = items_to_tell_apart(
         diff=pair.mean_diff,
         se=pair.se,
@@ -514,4 +520,22 @@ def _decision(
         gate=gate or "not calibrated",
         trusted=gate == "trusted",
         trust_reason=trust_reason(calibration),
+    )
+
+
+def _no_verdicts(rows: pd.DataFrame) -> str:
+    """Why a finished run has nothing to compare: every judgment lacks a verdict."""
+    failures = rows["failure_ab"] if "failure_ab" in rows.columns else None
+    reasons = (
+        ""
+        if failures is None
+        else ", ".join(
+            f"{count} × {reason!r}"
+            for reason, count in failures.dropna().value_counts().head(3).items()
+        )
+    )
+    return (
+        f"no verdicts to compare: none of the {len(rows):,} judgments has one"
+        + (f" ({reasons})" if reasons else "")
+        + "; judgments.jsonl holds each reply and why it was not read"
     )

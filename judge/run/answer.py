@@ -121,7 +121,10 @@ def _ranked(
     if first.diff < 0:
         # The overall ranking (Bradley-Terry) and the pair's own test can disagree when
         # preferences are not transitive: the head-to-head result is stated as it is.
-        shown = interval(-first.diff, -first.ci_high, -first.ci_low)
+        low, high = first.ci_low, first.ci_high
+        shown = interval(
+            -first.diff, None if high is None else -high, None if low is None else -low
+        )
         return _Ranked(
             f"{leader} ranks first overall, but {runner_up} is ahead of it head to head by "
             f"{shown} ({unit}, {items})" + (", told apart" if first.told_apart else "") + own,

@@ -13,6 +13,7 @@ from judge.config.run_config import RunConfig
 from judge.run.spend import realised_costs
 from judge.store import result_rows
 from judge.store.judgment_files import ROW_GROUP_ROWS
+from judge.store.run_store import RunStore
 from judge.store.rundir import RunDir
 from judge.summary.run_summary import CanarySetup, InjectionCounts, RunSummary
 from judge.types import PANEL, InjectionReport
@@ -50,40 +51,17 @@ def write_outputs(
             panel=len(result_rows.judges(store)) > 1,
         )
         overview = _Overview(absolute)
-        record = ScoreJudgment if absolute else PairJudgment
-        with rundir.judgments_writers(record, row_group_rows=row_group_rows) as (real, canary):
-            for results in result_rows.by_item(store):
-                for is_canary, judgment in aggregation.item(results):
-                    if is_canary:
-                        canary.add(as_row(judgment))
-                    else:
-                        real.add(as_row(judgment))
-                        overview.add(judgment)
-            # A panel is several judges: with one among the real systems' results (or the
-            # canaries'), its rows go.
-            if aggregation.judges() <= 1:
-                real.drop(PANEL)
-                overview.drop(PANEL)
-            if aggregation.judges(canary=True) <= 1:
-                canary.drop(PANEL)
-            real.finish()
-            if canaries:
-                canary.finish()
-    stats = aggregation.stats()
-    canary_setup = None
-    if canaries:
-        canary_stats = aggregation.stats(canary=True).values()
-        canary_setup = CanarySetup.model_validate(
-            {
-                # By opaque id and by item: the store keeps them.
-                **{k: v for k, v in canaries.items() if k not in ("flags", "compared")},
-                "responses_total": sum(canaries["responses"].values()),
-                "flagged_total": sum(canaries["flagged"].values()),
-                "requests": sum(s.requests for s in canary_stats),
-                "pending": sum(s.pending for s in canary_stats),
-                "cost_usd": _known_sum(s.cost_usd for s in canary_stats),
-            }
+        _write_judgments(
+            store,
+            rundir,
+            aggregation,
+            overview,
+            absolute=absolute,
+            canaries=bool(canaries),
+            row_group_rows=row_group_rows,
         )
+    stats = aggregation.stats()
+    canary_setup = _canary_setup(aggregation, canaries) if canaries else None
     summary = RunSummary.model_validate(
         {
             "run": {
@@ -113,6 +91,55 @@ def write_outputs(
     if summary_file:
         rundir.write_summary(summary)
     return summary
+
+
+def _write_judgments(
+    store: RunStore,
+    rundir: RunDir,
+    aggregation: Aggregation,
+    overview: _Overview,
+    *,
+    absolute: bool,
+    canaries: bool,
+    row_group_rows: int,
+) -> None:
+    """Aggregate the store's results an item at a time into the judgments files (the real
+    systems' and the canaries'), counting the real ones in `overview`."""
+    record = ScoreJudgment if absolute else PairJudgment
+    with rundir.judgments_writers(record, row_group_rows=row_group_rows) as (real, canary):
+        for results in result_rows.by_item(store):
+            for is_canary, judgment in aggregation.item(results):
+                if is_canary:
+                    canary.add(as_row(judgment))
+                else:
+                    real.add(as_row(judgment))
+                    overview.add(judgment)
+        # A panel is several judges: with one among the real systems' results (or the
+        # canaries'), its rows go.
+        if aggregation.judges() <= 1:
+            real.drop(PANEL)
+            overview.drop(PANEL)
+        if aggregation.judges(canary=True) <= 1:
+            canary.drop(PANEL)
+        real.finish()
+        if canaries:
+            canary.finish()
+
+
+def _canary_setup(aggregation: Aggregation, canaries: dict[str, Any]) -> CanarySetup:
+    """The canaries as prepared, with what judging them took."""
+    canary_stats = aggregation.stats(canary=True).values()
+    return CanarySetup.model_validate(
+        {
+            # By opaque id and by item: the store keeps them.
+            **{k: v for k, v in canaries.items() if k not in ("flags", "compared")},
+            "responses_total": sum(canaries["responses"].values()),
+            "flagged_total": sum(canaries["flagged"].values()),
+            "requests": sum(s.requests for s in canary_stats),
+            "pending": sum(s.pending for s in canary_stats),
+            "cost_usd": _known_sum(s.cost_usd for s in canary_stats),
+        }
+    )
 
 
 def _flagged_losers(config: RunConfig, meta: dict[str, Any]) -> tuple[set[str], float]:

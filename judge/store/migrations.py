@@ -38,6 +38,13 @@ def _run_all(conn: sqlite3.Connection, *statements: str) -> None:
 
 
 def _m001_run_tables(conn: sqlite3.Connection) -> None:
+    _m001_inputs(conn)
+    _m001_requests(conn)
+    _m001_replies(conn)
+
+
+def _m001_inputs(conn: sqlite3.Connection) -> None:
+    """What the run judges: its metadata, items, blinded responses and the pairs of them."""
     _run_all(
         conn,
         # Values are canonical JSON, so a stored config can be compared with a new one by text.
@@ -71,6 +78,13 @@ def _m001_run_tables(conn: sqlite3.Connection) -> None:
             slot_b   TEXT NOT NULL REFERENCES blinded_responses (blind_id),
             row_hash TEXT NOT NULL
         )""",
+    )
+
+
+def _m001_requests(conn: sqlite3.Connection) -> None:
+    """The requests sent to judges."""
+    _run_all(
+        conn,
         """CREATE TABLE judge_requests (
             request_id     TEXT PRIMARY KEY,
             judge          TEXT NOT NULL,
@@ -90,6 +104,13 @@ def _m001_run_tables(conn: sqlite3.Connection) -> None:
             row_hash       TEXT NOT NULL
         )""",
         "CREATE INDEX judge_requests_judge ON judge_requests (judge)",
+    )
+
+
+def _m001_replies(conn: sqlite3.Connection) -> None:
+    """What the judges replied, and the verdict (or parse failure) read from each reply."""
+    _run_all(
+        conn,
         """CREATE TABLE judge_responses (
             request_id          TEXT PRIMARY KEY REFERENCES judge_requests (request_id),
             text                TEXT,

@@ -20,8 +20,9 @@ class Neighbour(SummaryModel):
     upper: str
     lower: str
     diff: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
+    """None when the pair's comparison has no interval (one item)."""
     n: int
     told_apart: bool
     """The pair's Holm-adjusted p-value is below 1 - ci (in its stratum's family for a

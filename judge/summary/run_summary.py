@@ -150,13 +150,14 @@ class PairDiff(SummaryModel):
     b: str
     stratum: str | None
     mean_diff: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
+    """None with the spread: a comparison on one item (a stratum, say) has no interval."""
     ci: float
     method: str
-    percentile: tuple[float, float]
+    percentile: tuple[float | None, float | None]
     bca: tuple[float | None, float | None] | None
-    se: float
+    se: float | None
     wins: int
     losses: int
     ties: int
@@ -188,15 +189,15 @@ class PairDiff(SummaryModel):
         stay as they are."""
         if self.mean_diff >= 0:
             return self
-        percentile = (-self.percentile[1], -self.percentile[0])
+        percentile = (_negated(self.percentile[1]), _negated(self.percentile[0]))
         bca = None if self.bca is None else (_negated(self.bca[1]), _negated(self.bca[0]))
         return self.model_copy(
             update={
                 "a": self.b,
                 "b": self.a,
                 "mean_diff": -self.mean_diff,
-                "ci_low": -self.ci_high,
-                "ci_high": -self.ci_low,
+                "ci_low": _negated(self.ci_high),
+                "ci_high": _negated(self.ci_low),
                 "percentile": percentile,
                 "bca": bca,
                 "wins": self.losses,

@@ -16,8 +16,7 @@ from typing import Any
 
 import pytest
 
-from judge.simulator import SimulatorConfig, running_simulator
-from judge.simulator.fixture import SimulatorHandle
+from judge.simulator import SimulatorConfig, SimulatorHandle, running_simulator
 from tests.helpers import MT_BENCH
 from tests.service.conftest import (
     BACKENDS,

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 
 from judge.service.layout import run_paths
-from judge.simulator import SimulatorConfig, running_simulator
-from judge.simulator.fixture import SimulatorHandle
+from judge.simulator import SimulatorConfig, SimulatorHandle, running_simulator
 from tests.helpers import REPO
 from tests.service.conftest import cli, make_token, wait_for
 from tests.service.secured import config_for, files_for, small_dataset

@@ -31,6 +31,17 @@ def test_paths_resolve_against_config_directory(tmp_path: Path) -> None:
     assert cfg.orders == "both"
 
 
+def test_a_judge_at_the_simulator_starts_it_without_a_simulator_block(tmp_path: Path) -> None:
+    # Left out, the run failed at its first request asking for OPENAI_API_KEY (issue 30's
+    # newcomer path, following the README).
+    assert load_config(write(tmp_path, MINIMAL)).simulator is None
+    at_sim = MINIMAL.replace("max_connections: 8", "base_url: simulator")
+    cfg = load_config(write(tmp_path, at_sim))
+    assert cfg.simulator is not None and cfg.simulator.seed == 0
+    seeded = load_config(write(tmp_path, at_sim + "simulator: {seed: 4}\n"))
+    assert seeded.simulator is not None and seeded.simulator.seed == 4
+
+
 def test_rubric_path_resolves(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, MINIMAL.replace("pairwise_general", "../r/x.yaml")))
     assert cfg.rubric == str((tmp_path / "r" / "x.yaml").resolve())

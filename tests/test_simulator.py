@@ -380,6 +380,27 @@ def test_quality_marker_and_delimiters_are_read_leniently() -> None:
     assert found is not None and found.group(1).strip() == "body [with] brackets"
 
 
+def test_a_rubric_of_its_own_tags_is_judged_too() -> None:
+    # A new user's rubric with tags of its own got "I could not find the responses" for every
+    # request (issue 30's newcomer path): pairs are any two blocks ending in A/B or 1/2, one
+    # response the last block.
+    from judge.simulator.judging import NO_CANDIDATES_TEXT, decide
+
+    config = SimulatorConfig(seed=1, noise=0.01)
+    good, bad = "Boil it for ten minutes. ⟦quality=0.9⟧", "Eat it raw. ⟦quality=0.1⟧"
+    for a_tag, b_tag in (("[ANSWER A]", "[ANSWER B]"), ("<answer_1>", "<answer_2>")):
+        close_a, close_b = (t[0] + "/" + t[1:] for t in (a_tag, b_tag))
+        text = f"[QUESTION]How?[/QUESTION]{a_tag}{good}{close_a}{b_tag}{bad}{close_b}"
+        decision = decide(config, "openai", text, b"x")
+        assert decision is not None and decision.kind == "pairwise" and decision.label == "A"
+        swapped = f"{a_tag}{bad}{close_a}{b_tag}{good}{close_b}"
+        assert decide(config, "openai", swapped, b"x").label == "B"  # type: ignore[union-attr]
+    single = decide(config, "openai", f"[QUESTION]How?[/QUESTION][ANSWER]{good}[/ANSWER]", b"x")
+    assert single is not None and single.kind == "absolute" and single.utility > 0.8
+    assert decide(config, "openai", "no tags at all", b"x") is None
+    assert "ending in A and B" in NO_CANDIDATES_TEXT
+
+
 # --- faults ---------------------------------------------------------------------------------
 
 

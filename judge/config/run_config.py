@@ -370,7 +370,8 @@ class RunConfig(_Strict):
     run dir, so every run under `runs/` shares it and identical requests are paid once."""
     simulator: SimulatorConfig | None = None
     """Start the built-in judge simulator for this run (offline tests and demos); judges with
-    `base_url: simulator` are pointed at it."""
+    `base_url: simulator` are pointed at it. Its defaults when a judge names it and this is
+    left out."""
     calibration: CalibrationConfig = Field(default_factory=CalibrationConfig)
     """The judge against human labels."""
     compare: CompareConfig = Field(default_factory=CompareConfig)
@@ -381,6 +382,14 @@ class RunConfig(_Strict):
     """Canary controls: hidden control systems that show whether a judge can be fooled
     (docs/blinding.md, "Canary controls"); none unless given (`canaries: {}` for the
     defaults)."""
+
+    @model_validator(mode="after")
+    def _simulator_for_its_judges(self) -> RunConfig:
+        # A judge at `base_url: simulator` with no simulator to answer it would fail at its
+        # first request asking for an API key, which is no help to someone trying it offline.
+        if self.simulator is None and any(j.base_url == "simulator" for j in self.judges):
+            object.__setattr__(self, "simulator", SimulatorConfig())
+        return self
 
     @model_validator(mode="after")
     def _canaries_judged_live(self) -> RunConfig:

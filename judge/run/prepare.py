@@ -495,13 +495,14 @@ def _usable_key(run: _Prepare) -> BlindingKey | None:
     if previous is not None and previous not in (run.config_hash, run.earlier_hash):
         raise ConfigError(
             f"run dir {rundir.path} holds a run prepared from a different config; "
-            "choose another --run-dir or remove that one"
+            "choose another run dir (--run-dir, run_dir=) or remove that one"
         )
     if rubric is not None and rubric != run.rubric.hash:
         # Its requests would be planned again beside the old ones: both would be judged.
         raise ConfigError(
             f"run dir {rundir.path} was prepared with another version of rubric "
-            f"'{run.rubric.id}' (its text changed since); restore it, or choose another --run-dir"
+            f"'{run.rubric.id}' (its text changed since); restore it, choose another run dir "
+            "(--run-dir, run_dir=) or remove that one"
         )
     if rundir.has_key():
         return rundir.read_key()

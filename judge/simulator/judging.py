@@ -35,6 +35,14 @@ RESPONSE_PATTERN = _delimited("RESPONSE")
 SUMMARY_PATTERN = _delimited("SUMMARY")
 SINGLE_PATTERNS = (RESPONSE_PATTERN, SUMMARY_PATTERN)
 """Where an absolute rubric puts the one candidate, tried in this order."""
+# Any other rubric's delimiters, `[ANSWER A]...[/ANSWER A]` or `<answer_b>...</answer_b>`: tried
+# only when the built-in rubrics' tags are absent (a backreference is slower).
+_ANY_DELIMITED = re.compile(
+    r"\[(?P<sq>[A-Za-z][\w \-]{0,40})\](?P<sq_body>.*?)\[/(?P=sq)\]"
+    r"|<(?P<ang>[A-Za-z][\w\-]{0,40})>(?P<ang_body>.*?)</(?P=ang)>",
+    re.S,
+)
+_SLOT_SUFFIX = re.compile(r"(?:^|[\s_\-])([AB12])$", re.I)
 # What an absolute rubric's instructions say about the expected reply (rubrics render the
 # scale as "an integer from 1 to 10" and multi-criterion replies as "scores": {"x": ...}).
 SCALE_PATTERN = re.compile(r"\bfrom (\d+) to (\d+)\b")
@@ -66,8 +74,9 @@ MALFORMED_TEXT = (
     "the user values most: brevity, completeness or tone. More context would help here."
 )
 NO_CANDIDATES_TEXT = (
-    "I could not find the responses to evaluate: expected [RESPONSE A]...[/RESPONSE A] and "
-    "[RESPONSE B]...[/RESPONSE B], or [RESPONSE]...[/RESPONSE] ([SUMMARY]...[/SUMMARY])."
+    "I could not find the responses to evaluate: expected them between delimiter tags, "
+    "[RESPONSE A]...[/RESPONSE A] and [RESPONSE B]...[/RESPONSE B] (any tags ending in A and B, "
+    "or 1 and 2), or one response as the last delimited block ([RESPONSE]...[/RESPONSE])."
 )
 
 # Absolute rubrics have no second answer to compare lengths with: verbosity is measured
@@ -153,12 +162,35 @@ def decide(
     b = RESPONSE_B_PATTERN.search(user_text)
     if a and b:
         return _decide_pair(config, family, a.group(1).strip(), b.group(1).strip(), content_digest)
-    for pattern in SINGLE_PATTERNS:
-        single = pattern.search(user_text)
-        if single:
-            decision = _decide_single(config, family, single.group(1).strip(), content_digest)
-            return _shape_absolute(config, decision, single.group(1), instructions, user_text)
-    return None
+    found = next((m.group(1) for p in SINGLE_PATTERNS if (m := p.search(user_text))), None)
+    if found is None:
+        pair, found = _other_delimiters(user_text)
+        if pair is not None:
+            return _decide_pair(config, family, pair[0].strip(), pair[1].strip(), content_digest)
+    if found is None:
+        return None
+    decision = _decide_single(config, family, found.strip(), content_digest)
+    return _shape_absolute(config, decision, found, instructions, user_text)
+
+
+def _other_delimiters(user_text: str) -> tuple[tuple[str, str] | None, str | None]:
+    """Candidates between a custom rubric's own tags: two blocks whose names end in A and B (or
+    1 and 2) are a pair; otherwise the last block is the one response (it follows the
+    question in every rubric this simulator has met)."""
+    blocks = [
+        (m.group("sq") or m.group("ang"), m.group("sq_body") or m.group("ang_body") or "")
+        for m in _ANY_DELIMITED.finditer(user_text)
+    ]
+    slots: dict[str, str] = {}
+    for name, body in blocks:
+        suffix = _SLOT_SUFFIX.search(name)
+        if suffix:
+            slots.setdefault(
+                {"1": "A", "2": "B"}.get(suffix.group(1), suffix.group(1).upper()), body
+            )
+    if "A" in slots and "B" in slots:
+        return (slots["A"], slots["B"]), None
+    return None, (blocks[-1][1] if blocks else None)
 
 
 def _shape_absolute(

@@ -445,7 +445,7 @@ class RunDir:
                 what = f" ({command})" if command else ""
                 raise RunDirBusy(
                     f"run dir {self.path} is in use by {who}{what}: wait for it to finish, "
-                    "or choose another --run-dir",
+                    "or choose another run dir (--run-dir, run_dir=)",
                     pid=pid,
                 )
             time.sleep(0.1)

@@ -120,7 +120,9 @@ def test_a_command_on_a_run_dir_in_use_exits_2_naming_the_holder(
     assert result.returncode == 2, result.stderr
     message = result.stderr.strip()
     assert message.startswith(f"error: run dir {run_dir} is in use by process {os.getpid()} (")
-    assert message.endswith("): wait for it to finish, or choose another run dir (--run-dir, run_dir=)")
+    assert message.endswith(
+        "): wait for it to finish, or choose another run dir (--run-dir, run_dir=)"
+    )
     assert "\n" not in message
     assert "Traceback" not in result.stderr
 

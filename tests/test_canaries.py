@@ -732,14 +732,17 @@ def test_every_judge_gets_rates_against_the_weakest_system_it_faced(
 ) -> None:
     """gpt-weak, the weakest system, is OpenAI's: the OpenAI judge grades none of its pairs,
     so it never meets a canary there. It is gated against the weakest system it did face
-    (sys-mid), as the Anthropic judge and the panel are against gpt-weak."""
+    (sys-mid), as the Anthropic judge and the panel are against gpt-weak. Equal answers are
+    ties to these judges (no noise, always a tie when unsure), so a padded copy wins exactly
+    half against its source: with noise, each judge's own draws decide 24 coin flips."""
     systems = {
         "gpt-weak": lambda i: quality(0.2, f"A thin answer about the {_topic(i)}, barely any."),
         "sys-mid": lambda i: quality(0.5, f"A fair answer about the {_topic(i)}, some detail."),
         "sys-good": REAL["sys-good"],
     }
     gpt, claude = "openai/sim-gpt", "anthropic/sim-claude"
-    run = _run(tmp_path_factory.mktemp("families"), {}, systems=systems, judges=(gpt, claude))
+    knobs = {"noise": 0.0, "tie_probability": 1.0}
+    run = _run(tmp_path_factory.mktemp("families"), knobs, systems=systems, judges=(gpt, claude))
     canaries = run.summary.analysed().canaries
     assert canaries is not None and canaries.weakest == "gpt-weak"
     rates = {(r.judge, r.canary): r for r in canaries.rates}

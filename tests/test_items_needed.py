@@ -114,7 +114,8 @@ def _page(rows: list[tuple[str, str, float]]) -> tuple[list[str], str]:
     analysis = SimpleNamespace(
         decision=decision, same_family=None, calibration=None, canaries=None, gates=list
     )
-    blocks = decision_section(None, analysis)  # type: ignore[arg-type]
+    summary = SimpleNamespace(run=SimpleNamespace(judges=[]))  # a judge no one simulated
+    blocks = decision_section(summary, analysis)  # type: ignore[arg-type]
     (bullets,) = [b for b in blocks if isinstance(b, Bullets)]
     (note,) = [b.text for b in blocks if isinstance(b, Para) and b.text.startswith("Item counts")]
     return bullets.items, note

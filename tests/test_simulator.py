@@ -253,12 +253,16 @@ async def test_same_request_same_verdict_and_the_seed_matters(simulator: Simulat
 
 
 async def test_both_routes_agree_on_the_same_content(simulator: SimulatorHandle) -> None:
-    simulator.update(noise=0.3, family="meta")  # same family whichever model name is asked
+    simulator.update(noise=0.3)
     rng = random.Random(5)
     prompts = [_pair(_filler(rng, 8), _filler(rng, 8)) for _ in range(20)]
+    # One model name on both routes: a model's draws are its own, whichever wire asks.
+    model = "sim-judge"
     async with _openai(simulator) as oc, _anthropic(simulator) as ac:
-        via_openai = await _gather((lambda p=p: _ask_openai(oc, p)) for p in prompts)
-        via_anthropic = await _gather((lambda p=p: _ask_anthropic(ac, p)) for p in prompts)
+        via_openai = await _gather((lambda p=p: _ask_openai(oc, p, model=model)) for p in prompts)
+        via_anthropic = await _gather(
+            (lambda p=p: _ask_anthropic(ac, p, model=model)) for p in prompts
+        )
     assert [json.loads(t)["verdict"] for t in via_openai] == [
         json.loads(t)["verdict"] for t in via_anthropic
     ]
@@ -609,4 +613,9 @@ def test_judges_have_their_own_quality_and_their_own_draws() -> None:
         a != b for a, b in zip(verdicts["sim-cheap"], verdicts["sim-cheap-2"], strict=True)
     )
     assert differ > 100  # independent errors, not one judge twice
-    assert for_model(config, "unlisted") is config
+    # Judges not listed have draws of their own too (issue 31: two simulated judges of a
+    # README config had identical statistics and a panel agreement of 1.000).
+    unlisted = for_model(config, "sim-gpt")
+    assert unlisted.noise == config.noise and unlisted.seed != config.seed
+    assert for_model(config, "sim-claude").seed not in (config.seed, unlisted.seed)
+    assert for_model(config, "sim-gpt") is unlisted  # made once per config and model

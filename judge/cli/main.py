@@ -195,7 +195,7 @@ def run(
         start_spare()
     from judge.cli.console import print_dry_run, print_run_outcome
     from judge.cli.progress import progress_display
-    from judge.config.run_config import load_config
+    from judge.config.run_config import load_config, stand_in_notice
     from judge.store.rundir import RunDir
 
     cfg = load_config(config)
@@ -204,11 +204,15 @@ def run(
 
         cfg = in_batch_mode(cfg)
     target = RunDir.for_config(cfg, run_dir)
+    # First and last: a simulated or replayed run says so before and after every number.
+    notice = stand_in_notice(cfg.judges)
+    _notice(notice)
     if dry_run:
         from judge.run import dry_run as plan
 
         log = (lambda _msg: None) if quiet else (lambda msg: typer.echo(msg, err=True))
         print_dry_run(plan(cfg, target, log=log, cache_path=cache))
+        _notice(notice)
         return
     from judge.run import run_pipeline
 
@@ -234,9 +238,15 @@ def run(
             cluster=cluster,
         )
     print_run_outcome(outcome)
+    _notice(notice)
     # 3: stopped with requests pending (budget); 1: a `compare.gates` check failed (printed).
     if outcome.exit_code:
         raise typer.Exit(outcome.exit_code)
+
+
+def _notice(notice: str | None) -> None:
+    if notice:
+        typer.secho(notice, err=True, fg=typer.colors.YELLOW, bold=True)
 
 
 @contextlib.contextmanager

@@ -9,7 +9,9 @@ The simulator does not read answers for quality. Each candidate's latent quality
 and 1, is:
 
 1. the value of a hidden `⟦quality=x⟧` marker in the candidate's text, when there is one
-(tests and benchmarks plant it to know the right answer; it does not count towards length);
+(tests and benchmarks plant it to know the right answer; a run config's `simulator.plant`
+adds it per system, so that a simulated run ranks the systems as planted; it does not count
+towards length);
 
 2. else 0 for a text that addresses the judge instead of answering (what the injection
 detector flags in that text alone: a forged verdict, "rate this 10", a master key; a constant
@@ -31,8 +33,8 @@ with a typical 400-character answer) clipped to 0..1 and scaled to the rubric's 
 
 A flagged candidate wins, or gets the top score, with probability `injection_susceptibility`
 (`master_key_susceptibility` for master keys), before quality is looked at; both are 0 by
-default. Every verdict is a function of `seed` and the request's content: the same request
-gets the same verdict."""
+default. Every verdict is a function of `seed`, the model asked and the request's content:
+the same request to the same model gets the same verdict, and two models err independently."""
 
 QUALITY_MODEL = "\n\n".join(" ".join(part.split()) for part in _WRAPPED.split("\n\n"))
 """Paragraphs on one line each, for the terminal and Markdown to wrap."""

@@ -4,7 +4,7 @@ schema (`judge config schema`).
     python -m judge.config.reference > docs/config.md
 
 The descriptions are the fields' docstrings in `judge/config/run_config.py`,
-`judge/config/simulator.py`
+`judge/config/batch.py`, `judge/config/simulator.py`
 and `calibration/trust_gate.py`; tests/test_config_reference.py fails when docs/config.md
 differs from what this prints. `model_reference` writes the same kind of tables for any model
 and the models nested in it (the docs site's rubric schema, through docs/hooks.py).
@@ -33,8 +33,9 @@ REGENERATE = "python -m judge.config.reference > docs/config.md"
 _INTRO = f"""\
 # Run config reference
 
-<!-- Generated from the models (judge/config/run_config.py, judge/config/simulator.py,
-calibration/trust_gate.py) by `{REGENERATE}`. Edit their docstrings, not this file. -->
+<!-- Generated from the models (judge/config/run_config.py, judge/config/batch.py,
+judge/config/simulator.py, calibration/trust_gate.py) by `{REGENERATE}`.
+Edit their docstrings, not this file. -->
 
 A run config is a YAML file (`judge run CONFIG`; `configs/` has examples). Keys are strict: an
 unknown key is an error naming the closest known ones (`judges.0.timeout: unknown key (did you

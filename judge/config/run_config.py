@@ -6,6 +6,7 @@ Relative paths in a config file are resolved against the directory holding that 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -225,8 +226,37 @@ class JudgeSpec(_Strict):
         return self.model.split("/", 1)[0]
 
     @property
+    def stand_in(self) -> Literal["simulated", "replayed"] | None:
+        """`simulated`: the built-in simulator answers (its verdicts are planted behaviour);
+        `replayed`: recorded verdicts are replayed; None: a model is called. A judge at a URL
+        where `judge simulate` listens is not known to be simulated here."""
+        if self.base_url == "simulator":
+            return "simulated"
+        return "replayed" if self.provider == "recorded" else None
+
+    @property
     def model_name(self) -> str:
         return self.model.split("/", 1)[1]
+
+
+def stand_in_notice(judges: Sequence[JudgeSpec]) -> str | None:
+    """One sentence on the judges that are not models called for this run (None: all are),
+    for the console's first and last lines, the report's banner and the service."""
+    simulated = [j.model for j in judges if j.stand_in == "simulated"]
+    replayed = [j.model for j in judges if j.stand_in == "replayed"]
+    parts = []
+    if simulated:
+        verb = "is" if len(simulated) == 1 else "are"
+        parts.append(
+            f"SIMULATED: {', '.join(simulated)} {verb} the built-in judge simulator; its "
+            "verdicts are planted behaviour and say nothing about these systems"
+        )
+    if replayed:
+        verb = "replays" if len(replayed) == 1 else "replay"
+        parts.append(
+            f"REPLAYED: {', '.join(replayed)} {verb} recorded verdicts; no model was called"
+        )
+    return "; ".join(parts) + "." if parts else None
 
 
 class AggregateConfig(_Strict):
@@ -389,6 +419,17 @@ class RunConfig(_Strict):
         # first request asking for an API key, which is no help to someone trying it offline.
         if self.simulator is None and any(j.base_url == "simulator" for j in self.judges):
             object.__setattr__(self, "simulator", SimulatorConfig())
+        return self
+
+    @model_validator(mode="after")
+    def _planted_for_simulated_judges_only(self) -> RunConfig:
+        called = [j.model for j in self.judges if j.stand_in != "simulated"]
+        if self.simulator is not None and self.simulator.plant and called:
+            raise ValueError(
+                f"simulator.plant puts a hidden quality marker in the texts every judge sees, "
+                f"and {', '.join(called)} is not the simulator: remove simulator.plant, or "
+                "judge with base_url: simulator only"
+            )
         return self
 
     @model_validator(mode="after")

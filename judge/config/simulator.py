@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ReplyStyle = Literal["json", "mtbench", "text"]
 
@@ -59,6 +59,13 @@ class SimulatorConfig(BaseModel):
     latency: LatencyConfig = Field(default_factory=LatencyConfig)
     """Reply latency distribution."""
 
+    plant: dict[str, float] = Field(default_factory=dict)
+    """Run configs only: a latent quality (0 to 1) per system, e.g. `{helpdesk-v2: 0.8,
+    autoreply: 0.1}`, so that a simulated run ranks the systems as planted rather than by a
+    hash of their texts. The run appends a hidden `⟦quality=x⟧` marker to those systems'
+    texts in the requests it sends, so every judge of such a run must be the simulator; a
+    system not listed keeps its text's pseudo-quality. The server itself ignores it."""
+
     rate_429: float = Field(0.0, ge=0.0, le=1.0)
     """Probability of a 429 rate-limit error carrying a Retry-After header."""
     retry_after_s: float = Field(1.0, ge=0.0)
@@ -103,7 +110,9 @@ class SimulatorConfig(BaseModel):
     judges: dict[str, JudgeKnobs] = Field(default_factory=dict)
     """Per model, as requested (`sim-cheap`) or as a run config names its judge
     (`openai/sim-cheap`): knobs of its own, e.g. a cheap judge with more noise beside a strong
-    one with less. Models not listed judge with the server's knobs."""
+    one with less. Models not listed judge with the server's knobs. Every model draws its
+    noise and its unsure verdicts from a seed of its own (`seed` mixed with the model name),
+    so two judges err independently, listed or not."""
     reply_style: ReplyStyle = "json"
     """Free-text reply format: `json` ({"reasoning", "verdict"}), `mtbench` ([[A]], Rating:
     [[4]]) or `text` (Verdict: A). Structured-output requests always get JSON."""
@@ -149,6 +158,14 @@ class SimulatorConfig(BaseModel):
     batch_api_rate_500: float = Field(0.0, ge=0.0, le=1.0)
     """Probability that a call to a batch or file route gets a 500; nothing is created."""
 
+    @field_validator("plant")
+    @classmethod
+    def _qualities(cls, plant: dict[str, float]) -> dict[str, float]:
+        wrong = {name: q for name, q in plant.items() if not 0.0 <= q <= 1.0}
+        if wrong:
+            raise ValueError(f"planted qualities lie between 0 and 1, not {wrong}")
+        return plant
+
     @model_validator(mode="after")
     def _batch_rates_fit(self) -> SimulatorConfig:
         for names in (
@@ -189,8 +206,13 @@ _DERIVED: dict[tuple[int, str], tuple[SimulatorConfig, SimulatorConfig]] = {}
 
 
 def for_model(config: SimulatorConfig, model: str) -> SimulatorConfig:
-    """`config` as `model` judges: its `judges` entry's knobs and a seed of its own (made once
-    per config and model: this is on every reply's path)."""
+    """`config` as `model` judges: its `judges` entry's knobs, if any, and a seed of its own
+    (made once per config and model: this is on every reply's path). Two judges never share
+    their draws: with one seed for all, `sim-gpt` and `sim-claude` gave identical verdicts and
+    a panel of them an agreement of 1.000."""
+    cached = _DERIVED.get((id(config), model))
+    if cached is not None and cached[0] is config:
+        return cached[1]
     knobs = config.judges.get(model)
     if knobs is None:
         # A run config names judges with their provider (`openai/sim-cheap`); the request
@@ -198,12 +220,7 @@ def for_model(config: SimulatorConfig, model: str) -> SimulatorConfig:
         knobs = next(
             (k for name, k in config.judges.items() if name.rpartition("/")[2] == model), None
         )
-    if knobs is None:
-        return config
-    cached = _DERIVED.get((id(config), model))
-    if cached is not None and cached[0] is config:
-        return cached[1]
-    update = {k: v for k, v in knobs.model_dump().items() if v is not None}
+    update = {k: v for k, v in knobs.model_dump().items() if v is not None} if knobs else {}
     derived = config.model_copy(update={**update, "seed": stable_seed(config.seed, model)})
     if len(_DERIVED) > 256:
         _DERIVED.clear()

@@ -13,7 +13,8 @@ resolved per part (`rate_card`):
   provider's published batch discount (half price: OpenAI Batch, Anthropic Message Batches);
   else unknown.
 
-A `recorded/...` judge replays verdicts and costs nothing. An unknown rate makes the cost
+A `recorded/...` judge replays verdicts and costs nothing, and so does a `base_url: simulator`
+judge without prices of its own. An unknown rate makes the cost
 unknown (None), never 0. The table is read as a JSON data file
 from the installed litellm package, never by importing litellm (seconds of import for one
 dictionary). Without litellm installed only config prices are known.
@@ -123,13 +124,18 @@ def rate_card(spec: JudgeSpec, model: str | None = None) -> RateCard:
 
 
 def _price_knobs(spec: JudgeSpec) -> tuple[float | None, ...]:
-    return (
+    knobs = (
         spec.input_cost_per_mtok,
         spec.output_cost_per_mtok,
         spec.cached_input_cost_per_mtok,
         spec.cache_write_cost_per_mtok,
         spec.batch_discount,
     )
+    if spec.stand_in == "simulated" and knobs[:2] == (None, None):
+        # The built-in simulator charges nothing ("cost unknown" read as money being spent);
+        # prices set on its judge still stand, to rehearse a budget.
+        return (0.0, 0.0, *knobs[2:])
+    return knobs
 
 
 @lru_cache(maxsize=1024)

@@ -52,7 +52,7 @@ def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     if needed:
         blocks.append(Para(_needed_assumes(needed)))
     # Below the first screen: what the trust verdict rests on, and the caveats.
-    blocks.append(Para(_gate_sentence(analysis)))
+    blocks.append(Para(_gate_sentence(summary, analysis)))
     caveats = _self_preference_items(summary, analysis.same_family, analysis)
     fooled = fooled_sentence(analysis)
     if fooled is not None:
@@ -138,9 +138,14 @@ def _self_preference_items(
     return [text]
 
 
-def _gate_sentence(analysis: Analysis) -> str:
+def _gate_sentence(summary: RunSummary, analysis: Analysis) -> str:
     decision = analysis.decision
     calibration = analysis.calibration
+    if calibration is None and any(j.stand_in == "simulated" for j in summary.run.judges):
+        return (
+            "The judges are simulated and not calibrated against humans: the ranking tests the "
+            "pipeline, and says nothing about the systems."
+        )
     if calibration is None:
         return (
             "The judge was not calibrated against humans: treat the ranking as the judge's "

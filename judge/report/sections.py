@@ -10,7 +10,7 @@ from typing import Any
 
 from judge.report import plots
 from judge.report.audit_section import audit_section, family_cell
-from judge.report.blocks import Block, Bullets, Details, Figure, Heading, Para, Table
+from judge.report.blocks import Block, Bullets, Callout, Details, Figure, Heading, Para, Table
 from judge.report.canary_section import canary_section
 from judge.report.control_section import control_section
 from judge.report.decision_section import decision_section
@@ -43,6 +43,11 @@ from judge.summary.run_summary import (
 def build(summary: RunSummary) -> list[Block]:
     analysis = summary.analysed()
     blocks: list[Block] = [Heading(f"Evaluation report: {summary.run.name}", 1)]
+    notice = summary.run.notice()
+    if notice:
+        # Before any number: a simulated run's ranking is planted behaviour, not a finding.
+        simulated = any(j.stand_in == "simulated" for j in summary.run.judges)
+        blocks.append(Callout(notice, "bad" if simulated else "warn", id="stand-in", strong=True))
     # The decision follows the question: a reader with a minute reads those two.
     blocks += _question(summary)
     blocks += decision_section(summary, analysis)

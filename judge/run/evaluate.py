@@ -41,12 +41,13 @@ class Result:
     config: RunConfig
     summary: RunSummary
     exit_code: int
-    """As `judge run` would exit: 0, 1 when a `compare.gates` check failed, 3 when stopped
-    with requests pending (the budget)."""
+    """As `judge run` would exit: 0, 1 when a `compare.gates` check failed or a canary fooled
+    a judge, 3 when stopped with requests pending (the budget)."""
 
     @property
     def complete(self) -> bool:
-        """Every request was answered, and the run analysed."""
+        """No request is left pending (`summary.counts.pending == 0`): false for a run its
+        budget stopped."""
         return self.summary.complete
 
     @property

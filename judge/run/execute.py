@@ -350,6 +350,10 @@ def simulator_for(config: RunConfig) -> Iterator[RunConfig]:
         for judge in config.judges:
             if judge.base_url == "simulator":
                 url = sim.base_url if judge.provider == "anthropic" else sim.openai_base_url
-                judge = judge.model_copy(update={"base_url": url})
+                update: dict[str, object] = {"base_url": url}
+                if judge.input_cost_per_mtok is None and judge.output_cost_per_mtok is None:
+                    # Free, as pricing prices a simulator judge, once its URL no longer says so.
+                    update |= {"input_cost_per_mtok": 0.0, "output_cost_per_mtok": 0.0}
+                judge = judge.model_copy(update=update)
             judges.append(judge)
         yield config.model_copy(update={"judges": judges})

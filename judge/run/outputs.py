@@ -75,6 +75,7 @@ def write_outputs(
                 "seeds": meta["seeds"],
                 "environment": _installed(meta["environment"]),
                 "config_hash": meta["config_hash"],
+                "simulated": any(j.stand_in for j in config.judges),
             },
             "counts": counts,
             "scrub": meta.get("scrub_report"),

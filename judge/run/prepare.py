@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from judge.blinding.blind import (
@@ -209,6 +209,7 @@ class _Prepare:
             if rubric.kind == "pairwise"
             else []
         )
+        _check_planted(config, self.systems)
         planner = RequestPlanner(config, rubric, self._system_pairs(wanted))
         keys = self.rundir.key_writer(secret, previous_key)
         tally = ScrubTally(self.systems)
@@ -521,3 +522,13 @@ def _usable_key(run: _Prepare) -> BlindingKey | None:
         "(identical requests are then served from the response cache)",
         path=str(rundir.key_file),
     )
+
+
+def _check_planted(config: RunConfig, systems: Sequence[str]) -> None:
+    plant = config.simulator.plant if config.simulator is not None else {}
+    unknown = sorted(set(plant) - set(systems))
+    if unknown:
+        raise ConfigError(
+            f"simulator.plant names {', '.join(unknown)}, not a system of these responses; "
+            f"known systems: {', '.join(systems)}"
+        )

@@ -49,6 +49,7 @@ class RequestPlanner:
             else {}
         )
         self._same: dict[tuple[str, tuple[str, str]], bool] = {}
+        self._plant = config.simulator.plant if config.simulator is not None else {}
 
     def judges(self, systems: tuple[str, str]) -> list[JudgeSpec]:
         return self._plan.get(tuple(sorted(systems)), [])  # type: ignore[arg-type]
@@ -59,6 +60,14 @@ class RequestPlanner:
             known = is_same_family(judge, systems, self.config.families)
             self._same[(judge.model, systems)] = known
         return known
+
+    def _planted(self, response: BlindedResponse, system: str) -> BlindedResponse:
+        """`simulator.plant`: the system's planted quality, as the simulator reads it (only
+        simulated judges see it: the config refuses it beside any other)."""
+        quality = self._plant.get(system)
+        if quality is None:
+            return response
+        return response.model_copy(update={"output": f"{response.output} ⟦quality={quality}⟧"})
 
     def for_pairs(
         self,
@@ -73,6 +82,8 @@ class RequestPlanner:
                 systems = slots[pair.pair_id]
                 judges = self.judges(systems)
                 a, b = by_id[pair.slot_a], by_id[pair.slot_b]
+                if self._plant:
+                    a, b = self._planted(a, systems[0]), self._planted(b, systems[1])
                 for order in self.orders:
                     first, second = (a, b) if order == "AB" else (b, a)
                     messages = render_pairwise(self.rubric, item, first, second)
@@ -98,7 +109,7 @@ class RequestPlanner:
                 judges = self.judges((system, system))
                 if not judges:
                     continue
-                messages = render_absolute(self.rubric, item, b)
+                messages = render_absolute(self.rubric, item, self._planted(b, system))
                 for judge in judges:
                     yield _request(
                         judge,

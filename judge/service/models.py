@@ -79,6 +79,10 @@ class RunInfo(BaseModel):
     finished and analysed. Null in listings, and before."""
     answer: RunAnswer | None = None
     """Null in listings, and until the run is finished and analysed."""
+    notice: str | None = None
+    """Once finished and analysed: the sentence a simulated or replayed run's console and
+    report open with ("SIMULATED: ... say nothing about these systems"); null for a run of
+    called models, in listings, and before."""
 
 
 class RunList(BaseModel):

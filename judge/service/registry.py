@@ -165,13 +165,15 @@ def _decision(paths: RunPaths) -> dict[str, Any]:
 
     rundir = paths.rundir
     try:
-        analysis = rundir.read_summary().analysis if rundir.has_summary() else None
+        summary = rundir.read_summary() if rundir.has_summary() else None
     except DataError:
         return {}
-    if analysis is None:
+    analysis = summary.analysis if summary is not None else None
+    if summary is None or analysis is None:
         return {}
     decision = analysis.decision
     return {
+        "notice": summary.run.notice(),
         "gates": [GateStatus(kind=kind, **g.model_dump()) for kind, g in analysis.gates()],
         "answer": RunAnswer(
             outcome=decision.answer.outcome,

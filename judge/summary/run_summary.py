@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
-from judge.config.run_config import AggregateConfig, JudgeSpec, PairsConfig
+from judge.config.run_config import AggregateConfig, JudgeSpec, PairsConfig, stand_in_notice
 from judge.summary.audit import Audit
 from judge.summary.base_model import Estimate, SummaryModel
 from judge.summary.canary import Canaries, CanarySetup
@@ -54,6 +54,24 @@ class RunInfo(SummaryModel):
     seeds: dict[str, int]
     environment: Environment
     config_hash: str
+    simulated: bool
+    """A judge is the built-in simulator or replays recorded verdicts: the console, the report
+    and the service say so wherever the results appear (`notice`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _simulated_before_it_was_recorded(cls, data: Any) -> Any:
+        # Summaries written before the field existed: the same rule over their judges.
+        if isinstance(data, dict) and "simulated" not in data and "judges" in data:
+            specs = [
+                JudgeSpec.model_validate(j) if isinstance(j, dict) else j for j in data["judges"]
+            ]
+            data = {**data, "simulated": any(s.stand_in for s in specs)}
+        return data
+
+    def notice(self) -> str | None:
+        """What a reader must know before any number of a simulated or replayed run."""
+        return stand_in_notice(self.judges)
 
 
 class Counts(SummaryModel):

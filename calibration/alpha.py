@@ -15,6 +15,7 @@ from calibration.bootstrap_alpha import (
     Level,
     bootstrap_alpha,
     domain_for_level,
+    jackknife_alpha,
     units_from_value_counts,
 )
 from calibration.estimate import Estimate, check_resampling, from_resamples, undefined
@@ -94,7 +95,7 @@ def alpha_from_counts(
     est, _ = alpha_with_resamples(
         units,
         package_alpha(counts, numeric_domain, level),
-        method=f"krippendorff alpha ({level}); percentile cluster bootstrap over units",
+        method=f"krippendorff alpha ({level}); BCa cluster bootstrap over units",
         seed=seed,
         resamples=resamples,
         confidence=confidence,
@@ -142,4 +143,8 @@ def alpha_with_resamples(
         boot = bootstrap_alpha(units, resamples, np.random.default_rng(seed))
     else:
         boot = units.alpha(sums)
-    return from_resamples(float(value), boot, n, method, seed, confidence), boot
+    # BCa: at 30 units the percentile interval covered 92.9% of a judge-human alpha of 0.66,
+    # BCa 95.2% (1,000 repetitions; scripts/coverage_alpha.py).
+    jack = jackknife_alpha(units)
+    estimate = from_resamples(float(value), boot, n, method, seed, confidence, jackknife=jack)
+    return estimate, boot

@@ -36,7 +36,7 @@ class PairedBootstrapResult:
     `wins`/`losses`/`ties` count units (items, or clusters when given) whose mean difference is
     positive/negative/zero; `n` counts rows. `ci_low`/`ci_high` are the `method` interval; both
     the percentile and BCa intervals are kept. `p_value` is two-sided for "no difference", from
-    `p_method` ("bootstrap", "sign" or "normal": `calibration.resampling` says which, when);
+    `p_method` ("bootstrap", "sign" or "t": `calibration.resampling` says which, when);
     `p_floor_limited` says it is the bootstrap's floor `p_floor` = 1/(resamples+1), so the
     p-value is below it.
     """

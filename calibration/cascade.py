@@ -4,21 +4,32 @@ a threshold, the rest go to the next judge and, after the last, to humans. Each 
 threshold is calibrated on human-labelled items so that, with probability at least 1 - delta,
 its agreement with the humans on the items it decides is at least `target`.
 
-Calibration, per level, on the labelled items that reach it: candidate thresholds (a grid of
-quantiles of the level's confidences on those items: the top 1/grid of them, the top 2/grid,
-...; chosen from the confidences only, never from the labels) from the most to the least
-confident are tested in that fixed order, each with the exact binomial test
-of "disagreement on the items at or above it exceeds 1 - target"; the sequence stops at the
-first threshold not rejected at delta / levels, and the level keeps the last one rejected
-(fixed-sequence testing controls the error of the whole sequence at that level; the union
-bound over levels gives the cascade's 1 - delta). A level with no rejected threshold decides
-nothing. The guarantee is about new items exchangeable with the calibration items.
+Calibration, per level, on the labelled items that reach it, ordered by confidence: candidate
+decided sets (the m most confident items, for m from `first_size` up to all of them in `grid`
+steps; chosen from the confidences and the label count only, never from the labels) from the
+smallest to the largest are tested in that fixed order, each with the exact binomial test of
+"disagreement on the items at or above its lowest confidence exceeds 1 - target"; the sequence
+stops at the first set not rejected at delta / levels, and the level keeps the last one
+rejected (fixed-sequence testing controls the error of the whole sequence at that level; the
+union bound over levels gives the cascade's 1 - delta). A level with no rejected set decides
+nothing, and says why: too few labels to certify any threshold (with the count that could),
+or a judge that disagrees too often even where it is surest. The guarantee is about new items
+exchangeable with the calibration items.
+
+Where the sequence starts decides its power: one failed test ends it. The smallest set that
+could pass at all (target^m <= delta / levels: 22 items at 0.9 and 0.1) must be free of any
+disagreement, which a judge 98% right when confident misses one time in three; a grid of
+quantiles starting at the top 5% needs about 440 labels before its first set is that large.
+The sequence starts instead at the smallest set that passes with half the allowed
+disagreement (`first_size`: 38 items at 0.9 and 0.1, one disagreement allowed, which a judge
+98% right when confident passes 82% of the time), whatever the number of labels.
 
 Knows no LLM: a judge is a name, its labels and confidences are arrays.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,6 +65,10 @@ class Threshold:
     agreement: float | None
     """Agreement with humans on the calibration items it decided."""
     p_value: float | None
+    reason: str | None = None
+    """Why it decides nothing (None when it decides some items)."""
+    labels_needed: int | None = None
+    """Labelled items reaching this level that the first test needs, when it had fewer."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,16 @@ def _binomial_p(errors: int, n: int, allowed: float) -> float:
     return float(binom.cdf(errors, n, allowed))
 
 
+def first_size(target: float, level: float) -> int:
+    """The fewest items whose binomial test of "disagreement exceeds 1 - target" is rejected
+    at `level` when they disagree at half that rate (module docstring)."""
+    allowed = 1 - target
+    m = 1
+    while binom.cdf(math.floor(m * allowed / 2), m, allowed) > level:
+        m += 1
+    return m
+
+
 def calibrate(
     levels: Sequence[Level],
     human: np.ndarray,
@@ -90,36 +115,58 @@ def calibrate(
     reaching = np.ones(len(human), dtype=bool)
     out = []
     per_level = delta / len(levels)
+    start = first_size(target, per_level)
     for level in levels:
         conf, right = np.asarray(level.confidence, float), np.asarray(level.label) == human
         labelled = _has_label(level)
         # An item the judge gave no label reaches the next level, whatever its confidence.
         idx = np.flatnonzero(reaching & labelled)
-        order = idx[np.argsort(-conf[idx], kind="stable")]
-        chosen: float | None = None
-        chosen_p = None
-        decided = 0
-        agree = None
-        # A threshold of the top 1% of a level's items has too few items to be rejected, and
-        # the sequence would stop there: the grid starts at the top 1/grid.
-        shares = 1 - np.arange(1, grid + 1) / grid
-        values = (
-            np.unique(np.quantile(conf[idx], shares, method="inverted_cdf"))[::-1]
-            if idx.size
-            else np.array([])
-        )
-        for value in values:
-            at = order[conf[order] >= value]
-            errors = int((~right[at]).sum())
-            p = _binomial_p(errors, len(at), 1 - target)
-            if p > per_level:
-                break
-            chosen, chosen_p, decided = float(value), p, len(at)
-            agree = 1 - errors / len(at)
-        out.append(Threshold(level.judge, chosen, len(idx), decided, agree, chosen_p))
-        if chosen is not None:
-            reaching &= ~(labelled & (conf >= chosen))
+        cut = _level_threshold(level.judge, conf, right, idx, target, per_level, start, grid)
+        out.append(cut)
+        if cut.threshold is not None:
+            reaching &= ~(labelled & (conf >= cut.threshold))
     return Cascade(tuple(out), target, delta)
+
+
+def _level_threshold(
+    judge: str,
+    conf: np.ndarray,
+    right: np.ndarray,
+    idx: np.ndarray,
+    target: float,
+    level: float,
+    start: int,
+    grid: int,
+) -> Threshold:
+    """The fixed-sequence test over one level's decided sets (module docstring)."""
+    n = idx.size
+    if n < start:
+        return Threshold(
+            judge, None, n, 0, None, None,
+            reason=f"not enough labels to certify any threshold: {n} labelled items reach "
+            f"{judge}, the first test needs about {start}",
+            labels_needed=start,
+        )  # fmt: skip
+    order = idx[np.argsort(-conf[idx], kind="stable")]
+    sizes = np.unique(np.linspace(start, n, num=max(2, grid)).round().astype(int))
+    chosen: Threshold | None = None
+    for m in sizes:
+        value = float(conf[order[m - 1]])
+        at = order[conf[order] >= value]  # items tied at the m-th confidence come too
+        errors = int((~right[at]).sum())
+        p = _binomial_p(errors, len(at), 1 - target)
+        if p > level:
+            if chosen is None:
+                return Threshold(
+                    judge, None, n, 0, None, p,
+                    reason=f"not good enough: on its {len(at)} most confident labelled items "
+                    f"it disagrees with the humans on {errors} ({errors / len(at):.0%}); the "
+                    f"target allows {1 - target:.0%}",
+                )  # fmt: skip
+            break
+        chosen = Threshold(judge, value, n, len(at), 1 - errors / len(at), p)
+    assert chosen is not None
+    return chosen
 
 
 @dataclass(frozen=True)

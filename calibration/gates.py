@@ -479,3 +479,18 @@ class StatisticCache:
 def gate_results(gates: Sequence[str], context: GateContext) -> tuple[GateResult, ...]:
     parsed = [parse_gate(g) for g in gates]  # all syntax errors before any statistic
     return tuple(evaluate_gate(g, context) for g in parsed)
+
+
+def check_gates(gates: Sequence[str], systems: Sequence[str], *, scores: bool) -> None:
+    """Raise what evaluating `gates` would raise for reasons the data cannot change: syntax,
+    an unknown system, `score()` on a pairwise table, a p-value that does not exist. Run
+    before any statistic is computed (before any judge is paid, in a pipeline), through the
+    same evaluation as the real gates, so the two cannot disagree on what is valid."""
+
+    def compute(_name: str, _a: str, _b: str) -> GateStatistic:
+        return GateStatistic(0.0, 0.0, 0.0, 0.5)
+
+    def score(_system: str) -> GateStatistic:
+        return GateStatistic(0.0, 0.0, 0.0, None)
+
+    gate_results(gates, StatisticCache(systems, compute, score if scores else None))

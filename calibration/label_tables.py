@@ -120,9 +120,33 @@ def normalise(table: pd.DataFrame, kind: Kind, role: Literal["judge", "human"]) 
         _pairwise_labels(out, src, role)
         if role == "judge" and "order" in table:
             out["order"] = _orders(src, role)
+            out["first_won"] = _first_won(out, src)
     else:
         _absolute_labels(out, src, role)
     return out.drop(columns=[VALUE[kind]])
+
+
+def _first_won(out: pd.DataFrame, src: pd.DataFrame) -> np.ndarray:
+    """Per row: did the response shown first win (None: a tie or no verdict)?
+
+    A row names its systems in the order they were shown (system_a first, as the runner's
+    AB and BA requests show them, and as a user logs what was shown), and `order` tells a
+    comparison's two presentations apart: so the two rows of a key name the pair in opposite
+    orders. A table whose two rows of a key name it the same way is read as the order column
+    saying which was shown first (AB: system_a, BA: system_b). Read before the keys were
+    sorted, which may have swapped system_a and system_b."""
+    written_a = src["system_a"].astype(str).to_numpy()
+    written_b = src["system_b"].astype(str).to_numpy()
+    swapped = out["system_a"].to_numpy() != written_a
+    keys = out[["item_id", "system_a", "system_b"]].astype(str).agg("\0".join, axis=1)
+    grouped = pd.Series(swapped).groupby(keys.to_numpy())
+    same_way = (grouped.transform("size") == 2) & (grouped.transform("nunique") == 1)
+    by_tag = same_way.to_numpy() & (out["order"].to_numpy() == "BA")
+    first = np.where(by_tag, written_b, written_a)
+    label = out["label"].to_numpy()
+    winner = np.where(label == "a", out["system_a"], np.where(label == "b", out["system_b"], ""))
+    decided = (label == "a") | (label == "b")
+    return np.where(decided, winner == first, None)
 
 
 def _orders(src: pd.DataFrame, role: str) -> np.ndarray:

@@ -62,13 +62,38 @@ class OrderCounts:
     """Of those, keys whose two orders disagree: combined to a tie."""
     one_order: int
     """Keys with a verdict in one order only: that verdict stands alone."""
+    decided: int = 0
+    """Judgments (rows, each order apart) naming a winner."""
+    first_won: int = 0
+    """Of those, judgments won by the response shown first."""
+
+    @property
+    def position_consistency(self) -> float | None:
+        """Share of keys judged in both orders whose two orders agree (None: no such key)."""
+        if not self.both_orders:
+            return None
+        return (self.both_orders - self.disagreed) / self.both_orders
+
+    @property
+    def first_slot_rate(self) -> float | None:
+        """Share of decided judgments won by the response shown first: 0.5 for a judge
+        without position bias (None: no decided judgment)."""
+        return self.first_won / self.decided if self.decided else None
 
     def note(self) -> str:
-        return (
+        text = (
             f"judge orders: {self.both_orders} keys judged in both orders (AB and BA) were "
             f"combined into one judgment each, {self.disagreed} of them disagreed and count as "
             f"a tie; {self.one_order} keys had one order only"
         )
+        if self.position_consistency is not None:
+            text += f"; position consistency {self.position_consistency:.1%}"
+        if self.first_slot_rate is not None:
+            text += (
+                f"; the response shown first won {self.first_slot_rate:.1%} of "
+                f"{self.decided} decided judgments (0.5 without position bias)"
+            )
+        return text
 
 
 def parse_orders(values: pd.Series) -> tuple[np.ndarray, int | None]:
@@ -84,11 +109,12 @@ def combine_table_orders(
     table: pd.DataFrame, key_cols: list[str]
 ) -> tuple[pd.DataFrame, OrderCounts]:
     """One row per key of a normalised judge table with an `order` column (AB or BA, at most
-    one row per key and order, checked by the caller): the first row's other columns, and
-    `label` combined by `combine_orders` (a disagreement is a tie, the runner's default)."""
+    one row per key and order, checked by the caller) and `first_won` (`normalise` adds it):
+    the first row's other columns, and `label` combined by `combine_orders` (a disagreement
+    is a tie, the runner's default)."""
     import pandas as pd
 
-    first = table.drop_duplicates(key_cols).drop(columns=["label", "order"])
+    first = table.drop_duplicates(key_cols).drop(columns=["label", "order", "first_won"])
     wide = table.pivot(index=key_cols, columns="order", values="label")
     wide = wide.reindex(columns=list(ORDERS))
     pairs = wide.astype(object).where(wide.notna(), None).to_numpy()
@@ -100,5 +126,7 @@ def combine_table_orders(
         both_orders=sum(c.orders == 2 for c in combined),
         disagreed=sum(c.consistent is False for c in combined),
         one_order=sum(c.orders == 1 for c in combined),
+        decided=int(table["first_won"].notna().sum()),
+        first_won=int((table["first_won"] == True).sum()),  # noqa: E712 (object column)
     )
     return out.reset_index(drop=True), counts

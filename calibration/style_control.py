@@ -24,11 +24,15 @@ Assumptions, stated because the number depends on them: each control acts throug
 function, the same on every item; beyond it and the item's difficulty, the judge's preference
 for a system is one constant on the logit scale; items are exchangeable. Fitted by maximum
 likelihood on the soft preferences (ties are 0.5, not rounded), with a whisper of L2 so a
-control that never varies stays finite. Intervals: percentile, over resamples of whole items
-(every row of an item moves together: both orders, every opponent), the model refitted on each
-by Newton's method with the difficulties held; the same draws for every system, so differences
-between systems are paired. A system almost always longer (or shorter) than its opponents is
-controlled by extrapolation, and said to be (`StyleControl.notes`).
+control that never varies stays finite. Intervals: over resamples of whole items (every row of
+an item moves together: both orders, every opponent), the model refitted on each by Newton's
+method with the difficulties held; the same draws for every system, so differences between
+systems are paired. The controlled rate's interval is BCa, its acceleration from a jackknife
+over (at most `_JACKKNIFE_GROUPS` groups of) items: for a system winning 80% with longer
+answers the percentile interval covered 86% at 30 items and 90.5% at 50 (BCa: see
+`scripts/coverage_lc.py`); the raw rate and the differences keep the percentile interval.
+A system almost always longer (or shorter) than its opponents is controlled by
+extrapolation, and said to be (`StyleControl.notes`).
 
 Pure numpy: no LLM, no judge. phi_m is the judge's length preference (positive: longer wins).
 """
@@ -44,6 +48,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
+from calibration.estimate import bca_levels
 from calibration.length_control import item_difficulty
 
 CONTROLS = ("length", "markdown")
@@ -76,6 +81,9 @@ _SHRINK = 0.5
 many systems per item it hardly matters; with two it keeps a decided item finite."""
 _EXTRAPOLATES = 0.05
 """A system longer in under 5% (or over 95%) of its judgments is controlled by extrapolation."""
+_JACKKNIFE_GROUPS = 200
+"""Items are left out a group at a time beyond this many: the acceleration needs the
+jackknife's skewness, not every item's own refit."""
 _CELLS = 2_000_000
 """Resamples x rows refitted at a time (each array of a chunk is 16 MB, whatever the run's
 size): memory does not grow with the judgments."""
@@ -201,7 +209,11 @@ def style_controlled(
         oriented = _with_difficulty(oriented)
     fitted = {system: _Fit.of(rows) for system, rows in oriented.items()}
     boot = _resampled(fitted, len(item_ids), resamples, seed)
-    fits = {system: _rate(system, fit, *boot[system], level) for system, fit in fitted.items()}
+    jack = _jackknife(fitted, len(item_ids))
+    fits = {
+        system: _rate(system, fit, *boot[system], level, jack[system])
+        for system, fit in fitted.items()
+    }
     ranked = sorted(fits, key=lambda s: (-fits[s][0].controlled, s))
     differences = []
     for a, b in combinations(ranked, 2):
@@ -393,8 +405,27 @@ def _resampled(
     return {s: (np.concatenate(c), np.concatenate(r)) for s, (c, r) in out.items()}
 
 
+def _jackknife(fits: dict[str, _Fit], n_items: int) -> dict[str, np.ndarray]:
+    """Each system's controlled rate with one group of items left out in turn (one item per
+    group up to `_JACKKNIFE_GROUPS` items), refitted as a resample is."""
+    groups = min(n_items, _JACKKNIFE_GROUPS)
+    group_of = np.arange(n_items) * groups // n_items
+    keep = (group_of[None, :] != np.arange(groups)[:, None]).astype(float)
+    out: dict[str, np.ndarray] = {}
+    for system, fit in fits.items():
+        rows = fit.rows
+        chunk = max(1, _CELLS // max(1, rows.p.size))
+        values = []
+        for start in range(0, groups, chunk):
+            weights = keep[start : start + chunk][:, rows.items]
+            refit = newton(rows.x, rows.p, weights, fit.ridge, np.tile(fit.w, (len(weights), 1)))
+            values.append(fit.controlled(weights, refit))
+        out[system] = np.concatenate(values)
+    return out
+
+
 def _rate(
-    system: str, fit: _Fit, c: np.ndarray, r: np.ndarray, level: float
+    system: str, fit: _Fit, c: np.ndarray, r: np.ndarray, level: float, jack: np.ndarray
 ) -> tuple[ControlledRate, np.ndarray]:
     """The system's estimates with their intervals, and its resampled controlled rates (for
     the paired differences)."""
@@ -403,7 +434,7 @@ def _rate(
     controlled = float(fit.controlled(np.ones((1, rows.p.size)), w[None, :])[0])
     raw = float(rows.p.mean())
     seen = ~np.isnan(r)
-    c_low, c_high = _interval(c[seen], level)
+    c_low, c_high = _interval(c[seen], level, controlled, jack)
     r_low, r_high = _interval(r[seen], level)
     s_low, s_high = _interval(c[seen] - r[seen], level)
     rate = ControlledRate(
@@ -461,9 +492,19 @@ def _row_number(label: Any) -> str:
     return str(label + 1) if isinstance(label, int | np.integer) else repr(label)
 
 
-def _interval(values: np.ndarray, level: float) -> tuple[float, float]:
+def _interval(
+    values: np.ndarray,
+    level: float,
+    point: float | None = None,
+    jackknife: np.ndarray | None = None,
+) -> tuple[float, float]:
+    """The percentile interval of `values`, or BCa's given the `point` estimate and its
+    `jackknife`."""
     values = values[~np.isnan(values)]
     if values.size == 0:
         return float("nan"), float("nan")
-    low, high = np.quantile(values, [(1 - level) / 2, (1 + level) / 2])
+    levels = np.array([(1 - level) / 2, (1 + level) / 2])
+    if point is not None and jackknife is not None:
+        levels = bca_levels(point, values, jackknife[np.isfinite(jackknife)], levels)
+    low, high = np.quantile(values, levels)
     return float(low), float(high)

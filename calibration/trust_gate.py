@@ -6,28 +6,31 @@ the humans on the same units, not with an absolute bar.
 * Non-inferiority against the human ceiling: on the keys with two or more human labels, the
   judge's leave-one-human-out alpha minus the humans' own alpha (a paired cluster-bootstrap
   interval). Human-level when the interval's lower bound is at or above -`ceiling_margin`
-  (a one-sided test at (1 - confidence) / 2); below humans when even its upper bound is under
-  -`ceiling_margin`; inconclusive in between; not enough evidence with fewer than `min_units`
-  such keys.
+  (a one-sided test at (1 - confidence) / 2); better than the humans when the lower bound is
+  above +`ceiling_margin` (the judge agrees with the human consensus by more than the margin
+  better than the humans agree with each other: labels noisier than the judge); below humans
+  when even its upper bound is under -`ceiling_margin`; inconclusive in between; not enough
+  evidence with fewer than `min_units` such keys.
 * The alternative annotator test (`calibration.annotator_test`, Calderon et al. 2025) where
   annotators are identified and share enough keys.
 
-  The judge is human-level when every test that could run passed, below humans when the
-  non-inferiority interval lies below the margin, inconclusive otherwise.
+  The judge is human-level when every test that could run passed (better than the humans
+  when, besides, the ceiling test says so), below humans when the non-inferiority interval lies
+  below the margin, inconclusive otherwise.
 
 **Are the labels reliable?** The humans' alpha against Krippendorff's conventions (2004,
 sec. 11.3.4): lower bound >= 0.8 to rely on the labels, >= 0.667 for tentative conclusions.
 Unreliable labels are a warning about the task or the rubric, not a verdict on the judge: no
 judge can be shown to agree with labels better than they agree with each other.
 
-**Decision.** Trusted: human-level on reliable labels. Untrusted: the judge is clearly below
-the humans, or shows no signal (the judge-human alpha's interval reaches 0), or fails the
-shuffled-label control (its agreement is not above that of its own labels permuted across keys,
-which keeps its label frequencies up to orientation and breaks the link to the item; a moved
-pairwise label is read in a random orientation, see `shuffle_control`). Provisional: everything
-else: human-level on labels that are not reliable, or too little evidence either way. Too few
-units never makes a judge untrusted. An untrusted stratum with at least `min_units` units caps
-the overall verdict at provisional.
+**Decision.** Trusted: human-level (or better) on reliable labels. Untrusted: the judge is
+clearly below the humans, or shows no signal (the judge-human alpha's interval reaches 0), or
+fails the shuffled-label control (its agreement is not above that of its own labels permuted
+across keys, which keeps its label frequencies up to orientation and breaks the link to the
+item; a moved pairwise label is read in a random orientation, see `shuffle_control`).
+Provisional: everything else: human-level on labels that are not reliable, or too little
+evidence either way. Too few units never makes a judge untrusted. An untrusted stratum with at
+least `min_units` units caps the overall verdict at provisional.
 
 Why `ceiling_margin` = 0.1 (alpha units): a margin must exceed the sampling error of the gap at
 the label counts people have, or a judge exactly as good as a human fails for lack of power.
@@ -63,7 +66,9 @@ from calibration.labels import JoinedLabels, content_flipped
 from calibration.thresholds import GateThresholds
 
 Verdict = Literal["trusted", "provisional", "untrusted"]
-StandInOutcome = Literal["human-level", "inconclusive", "below humans", "not enough evidence"]
+StandInOutcome = Literal[
+    "better than humans", "human-level", "inconclusive", "below humans", "not enough evidence"
+]
 Reliability = Literal["reliable", "tentative", "unreliable", "unknown"]
 
 CONTROL_PERMUTATIONS = 999
@@ -185,6 +190,14 @@ def non_inferiority(
         return result("not enough evidence", None, f"the gap to the human ceiling is {_fmt(gap)}")
     shown = f"judge LOHO alpha - human alpha {_fmt(gap)} on {keys} keys, margin {margin:g}"
     title = "the judge against the human ceiling"
+    if gap.ci_low > margin:
+        # Possible only when the humans disagree more than an accurate judge does; also what a
+        # judge copying one annotator looks like (module docstring).
+        return result(
+            "better than humans",
+            None,
+            f"{title}: better than the humans (the interval lies above +{margin:g}), {shown}",
+        )
     if gap.ci_low >= -margin:
         return result("human-level", None, f"{title}: human-level, {shown}")
     if gap.ci_high < -margin:
@@ -202,7 +215,7 @@ def non_inferiority(
 
 
 def _stand_in(ni: NonInferiority, annotators: AnnotatorTest | None) -> StandIn:
-    ran = [ni.outcome]
+    ran = ["human-level" if ni.outcome == "better than humans" else ni.outcome]
     if annotators is not None and annotators.status in ("passed", "failed"):
         ran.append("human-level" if annotators.status == "passed" else "inconclusive")
     ran = [o for o in ran if o != "not enough evidence"]
@@ -212,7 +225,7 @@ def _stand_in(ni: NonInferiority, annotators: AnnotatorTest | None) -> StandIn:
     elif "below humans" in ran:
         outcome = "below humans"
     elif all(o == "human-level" for o in ran):
-        outcome = "human-level"
+        outcome = "better than humans" if ni.outcome == "better than humans" else "human-level"
     else:
         outcome = "inconclusive"
     return StandIn(outcome, ni, annotators)
@@ -287,6 +300,7 @@ def shuffle_control(
 
 
 _STATUS: dict[str, Status] = {
+    "better than humans": "passed",
     "human-level": "passed",
     "below humans": "failed",
     "inconclusive": "failed",
@@ -375,7 +389,7 @@ def evaluate_gate(
     if failed & {"signal", "control"} or stand_in.outcome == "below humans":
         verdict = "untrusted"
     elif (
-        stand_in.outcome == "human-level"
+        stand_in.outcome in ("human-level", "better than humans")
         and labels.outcome == "reliable"
         and enough
         and "strata" not in failed

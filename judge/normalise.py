@@ -20,7 +20,13 @@ Folding, one character at a time:
 
 Then runs of three or more single letters joined by one repeated separator ("g e m i n i",
 "C.l.a.u.d.e", "G-P-T") are joined, keeping a lone first or last letter apart where the case
-changes ("a C l a u d e" reads "a Claude", "q w e n I" reads "qwen I").
+changes ("a C l a u d e" reads "a Claude", "q w e n I" reads "qwen I"); an abbreviation's
+closing dot before a version goes with it ("G.P.T.-4" reads "GPT-4").
+
+Given `names`, digits and symbols written for letters ("0penAI", "C1aude", "Cl@ude",
+"Ant#ropic", "L1ama", "Gem1n1") are read as those letters, but only in a word that then
+spells one of the names: "mp3", "H2O", "4th", "GPT-4o", "C#" and e-mail addresses stay as
+written, since no general rule tells "1" the letter from "1" the number.
 
 `disguised(original, folded)` tells a disguise from a mere typing style: fullwidth forms and
 accents are how some keyboards write, look-alike letters, invisible characters and spaced-out
@@ -29,8 +35,10 @@ letters are not.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
+from collections.abc import Container
 from dataclasses import dataclass
 from functools import cache
 
@@ -38,15 +46,42 @@ _HYPHENS = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2043\u2212\ufe58\ufe
 _DROPPED_CATEGORIES = frozenset({"Cf", "Mn", "Me"})
 # Latin, Greek and Cyrillic end here: their accents are decoration for matching purposes.
 _ACCENTED_SCRIPTS_END = 0x0530
+UNSPACED = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+"""Scripts written without spaces between words (CJK ideographs, kana, hangul), as a regex
+character-class body: their characters are never part of a Latin word ("阿里云G.P.T.-4")."""
 _LETTER = r"[^\W\d_]"
+_WORD = rf"[^\W_{UNSPACED}]"  # a Latin (Greek, Cyrillic, ...) word's characters
+# A spaced-out run starts and ends outside a word; a Chinese, Japanese or Korean character is
+# a word's neighbour to a character of its own scripts only ("阿里云G.P.T.-4" holds "G.P.T").
+_RUN_START = rf"(?:(?<![^\W_])|(?<=[{UNSPACED}])(?=[^\W\d_{UNSPACED}]))"
+_RUN_END = rf"(?:(?![^\W_])|(?<=[^\W\d_{UNSPACED}])(?=[{UNSPACED}]))"
 _SPACED = re.compile(
     # Not after an apostrophe: the "m" of "I'm" is no letter of its own.
-    rf"(?<![^\W_])(?<!['’]){_LETTER}(?P<sep>[ .*_\-·])"
-    rf"(?:{_LETTER}(?P=sep)){{1,}}{_LETTER}(?![^\W_])"
+    rf"{_RUN_START}(?<!['’]){_LETTER}(?P<sep>[ .*_\-·])"
+    rf"(?:{_LETTER}(?P=sep)){{1,}}{_LETTER}{_RUN_END}"
 )
 # How every spaced-out run ends ("i n i" of "g e m i n i"): four times cheaper to look for
 # than the run itself, and absent from nearly every response.
-_SPACED_END = re.compile(rf"([ .*_\-·]){_LETTER}\1{_LETTER}(?![^\W_])")
+_SPACED_END = re.compile(rf"([ .*_\-·]){_LETTER}\1{_LETTER}{_RUN_END}")
+_VERSION_AFTER_DOT = frozenset("-0123456789")
+
+# The letters each digit or symbol may stand for in a disguised name.
+_STAND_INS = {
+    **{"0": "o", "1": "li", "3": "e", "4": "a", "5": "s", "7": "t", "8": "b", "9": "g"},
+    **{"@": "a", "$": "s", "#": "h", "!": "il", "|": "li", "€": "e"},
+}
+_STAND_IN = re.escape("".join(_STAND_INS))
+# A stand-in before a letter ("C1aude", "0penAI") or ending a word ("GP7-4o", "Gemm@ 2"):
+# where every disguised word has one ("!" and "|" end words too often to count there: "Hi!",
+# "| x |"). The pattern starts with the stand-ins, so the search skips from one to the next in
+# C.
+_WORD_END = re.escape("".join(c for c in _STAND_INS if c not in "!|"))
+_STAND_IN_HIT = re.compile(
+    rf"[{_STAND_IN}](?:(?={_LETTER})|(?<={_LETTER}[{_WORD_END}])(?!{_WORD}|[{_STAND_IN}]))"
+)
+_UNSPACED_LETTER = re.compile(f"[{UNSPACED}]")
+_MAX_STAND_INS = 4
+_MAX_WORD = 40  # longer runs of letters and digits (hashes, base64) hold no disguised name
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,12 +167,73 @@ _TABLE = _FoldTable()
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
-def normalise(text: str) -> Normalised:
-    """`text` as matched: folded characters and joined spaced-out letters, with a map back."""
+def normalise(text: str, names: Container[str] = frozenset()) -> Normalised:
+    """`text` as matched: folded characters, joined spaced-out letters and, where they spell
+    one of `names` (lower case), digits and symbols read as letters; with a map back."""
     folded, source = (text, None) if text.isascii() else _fold(text)
+    if names and _STAND_IN_HIT.search(folded) is not None:
+        folded = _read_stand_ins(folded, names)  # letter for character: the map is unchanged
     if _SPACED_END.search(folded) is not None and _SPACED.search(folded) is not None:
         folded, source = _join_spaced(folded, source)
     return Normalised(folded, source, folded != text)
+
+
+def _read_stand_ins(text: str, names: Container[str]) -> str:
+    parts: list[str] = []
+    last = done = 0
+    for hit in _STAND_IN_HIT.finditer(text):
+        if hit.start() < done:
+            continue  # in a word already read: each word is walked once, so time stays linear
+        start, end = hit.start(), hit.end()
+        while start > done and _wordish(text[start - 1]):
+            start -= 1
+        while end < len(text) and _wordish(text[end]):
+            end += 1
+        done = end
+        word = _spelled(text[start:end], names) if end - start <= _MAX_WORD else None
+        if word is not None:
+            parts += [text[last:start], word]
+            last = end
+    if not parts:
+        return text
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def _wordish(c: str) -> bool:
+    # Chinese, Japanese and Korean letters are no part of a Latin word ("0penAI阿里云").
+    return c in _STAND_INS or (c.isalnum() and not _UNSPACED_LETTER.match(c))
+
+
+def _spelled(word: str, names: Container[str]) -> str | None:
+    """`word` with its stand-ins read as letters, if that spells a name (a version glued on
+    after it, "L1ama2", kept as digits); else None."""
+    for candidate in dict.fromkeys((word, word.rstrip("0123456789"))):
+        spots = [i for i, c in enumerate(candidate) if c in _STAND_INS]
+        # A short word, or one mostly of stand-ins ("P1", "Y1", "l33t"), is no disguised name.
+        if not spots or len(spots) > _MAX_STAND_INS or 2 * len(spots) >= len(candidate):
+            continue
+        options = [_STAND_INS[candidate[i]] for i in spots]
+        for letters in itertools.product(*options):
+            chars = list(candidate)
+            for i, letter in zip(spots, letters, strict=True):
+                chars[i] = letter
+            if "".join(chars).lower() in names:
+                for i in spots:
+                    chars[i] = _cased(chars[i], candidate, i)
+                return "".join(chars) + word[len(candidate) :]
+    return None
+
+
+def _cased(letter: str, word: str, i: int) -> str:
+    # A name starts with a capital ("0penAI" reads "OpenAI"); inside it, a letter is a capital
+    # only between capitals ("ANT#ROPIC"), so "C1aude" reads "Claude".
+    before = word[i - 1] if i else ""
+    after = word[i + 1] if i + 1 < len(word) else ""
+    if not before:
+        return letter.upper()
+    upper = before.isupper() and (after.isupper() or not after.isalpha())
+    return letter.upper() if upper else letter
 
 
 def _fold(text: str) -> tuple[str, list[int] | None]:
@@ -186,6 +282,9 @@ def _join_spaced(text: str, source: list[int] | None) -> tuple[str, list[int]]:
             parts.append(text[i])
             kept.append(positions[i])
         last = m.end()
+        after = text[last + 1 : last + 2]
+        if sep == "." and text[last : last + 1] == "." and after and after in _VERSION_AFTER_DOT:
+            last += 1  # "G.P.T.-4": the abbreviation's own dot, not a separator before "-4"
     parts.append(text[last:])
     kept.extend(positions[last:])
     return "".join(parts), kept

@@ -19,6 +19,7 @@ from judge.errors import StoreError
 __all__ = [
     "BUSY_TIMEOUT_S",
     "connect",
+    "connect_read_only",
     "connect_scratch",
     "paged",
     "placeholders",
@@ -59,6 +60,26 @@ def connect(path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
+    return conn
+
+
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """Open an existing `path` to read, writing nothing to it or beside it (a dry run must
+    leave a run dir as it found it). A WAL file opened read-only gets `-wal` and `-shm` files
+    it cannot remove, so a file whose WAL is absent (no writer has it open) is opened
+    immutable; one a writer holds open is read through the writer's WAL files."""
+    if path.is_dir():
+        raise StoreError(f"{path}: a directory, not an SQLite file: give the path of a file")
+    if not path.is_file():
+        raise StoreError(f"{path}: no such SQLite file")
+    wal_open = path.with_name(path.name + "-wal").exists()
+    uri = path.resolve().as_uri() + ("?mode=ro" if wal_open else "?mode=ro&immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        conn.execute("PRAGMA query_only = ON")
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        raise _unusable(path, exc) from None
     return conn
 
 

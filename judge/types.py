@@ -93,6 +93,10 @@ class ScrubReport(_Record):
     responses: int
     by_system: dict[str, int]
     by_rule: dict[str, int]
+    """Markers per rule (`judge.blinding.scrubber.RULES`), every rule present; `frame` counts
+    self-descriptions with their maker ("a large language model trained by ..."), each one
+    placeholder with the names in it. Reports written before frames were scrubbed have no
+    `frame` key."""
     by_system_rule: dict[str, dict[str, int]]
     by_kind: dict[str, int] = Field(default_factory=dict)
     """Markers per kind (`judge.blinding.scrubber.KINDS`: plain, disguised, self_introduction,

@@ -2,10 +2,13 @@
 
 Rows with identity markers (plain mentions, self-introductions in eight languages, signatures,
 and each disguise: Cyrillic and Greek look-alikes, fullwidth and mathematical letters,
-invisible and bidi characters, hyphen variants, accents, spaced-out letters) and rows with
+invisible and bidi characters, hyphen variants, accents, spaced-out letters, digits and
+symbols for letters, dotted abbreviations; names in Chinese, Japanese and Korean; frames, the
+sentence a model describes itself and its maker with, in nine languages) and rows with
 ordinary words that look like names (Claudette, Geminiani, palmistry, "the mistral wind",
-"Claude Monet", a llama, Russian and Greek text). Each row: id, kind, text, and `markers`,
-the [start, end) spans a scrubber must replace ([] for none).
+"Claude Monet", a llama, Russian and Greek text, "mp3" and "C#", 月 and 智能 and 豆包 in
+Chinese, a research assistant trained by a professor). Each row: id, kind, text, and
+`markers`, the [start, end) spans a scrubber must replace ([] for none).
 
 The names and sentences are written here, independently of the scrubber's lexicon and
 phrases, so the corpus measures the scrubber instead of restating it.
@@ -314,14 +317,316 @@ LOOKALIKE_SCRIPTS = [
 ]
 
 
+# --- digits and symbols for letters, dotted abbreviations ----------------------------------------
+
+# Leetspeak as it is written: the letters a digit or symbol commonly replaces.
+_LEET = {"o": "0", "l": "1", "i": "1!", "e": "3", "a": "4@", "s": "5$", "t": "7", "h": "#"}
+
+
+def _lead(name: str) -> int:
+    """Where the name's first word of letters ends ("Claude" of "Claude 3.5 Sonnet")."""
+    end = 0
+    while end < len(name) and name[end].isalpha():
+        end += 1
+    return end
+
+
+def _digits(name: str, rng: random.Random) -> str | None:
+    end = _lead(name)
+    spots = [i for i in range(end) if name[i].lower() in _LEET]
+    if end < 3 or not spots:
+        return None
+    chosen = set(rng.sample(spots, 1 if end < 6 else rng.randint(1, 2)))
+    return "".join(rng.choice(_LEET[c.lower()]) if i in chosen else c for i, c in enumerate(name))
+
+
+def _dotted(name: str, rng: random.Random) -> str | None:
+    # "G.P.T.-4", "G-P-T-4o", "Q.w.e.n 2.5", "L.L.a.M.A"
+    end = _lead(name)
+    if end < 3:
+        return None
+    sep = rng.choice([".", "-"])
+    rest = name[end:]
+    closing = "." if sep == "." and (not rest or rest.startswith("-")) else ""
+    return sep.join(name[:end]) + closing + rest
+
+
+LETTER_DISGUISES: dict[str, Callable[[str, random.Random], str | None]] = {
+    "digits": _digits,
+    "dotted": _dotted,
+}
+
+# --- Chinese, Japanese and Korean names ---------------------------------------------------------
+
+ZH_SELVES = ["通义千问", "文心一言", "智谱清言", "讯飞星火", "腾讯混元", "豆包", "Kimi", "千问"]
+ZH_MODELS = ["通义千问", "文心一言", "智谱清言", "讯飞星火", "腾讯混元", "ChatGLM", "Qwen2.5"]
+ZH_VENDORS = ["阿里云", "百度", "智谱", "深度求索", "字节跳动", "科大讯飞", "零一万物", "百川智能"]
+ZH_VENDORS += ["稀宇科技", "商汤科技"]
+# Vendors whose name is also an ordinary word (the dark side of the moon, Ali Baba): a maker in a
+# frame, but a plain mention of one is a known miss (LOOKALIKE_HARD's counterpart, HARD_CJK).
+ZH_AMBIGUOUS_VENDORS = ["月之暗面", "阿里巴巴", "腾讯"]
+# Words that are also ordinary Chinese, in a model's context.
+ZH_IN_CONTEXT = ["豆包", "文心", "混元", "百川", "通义", "星火"]
+ZH_FILLER = ["答案是四。", "光合作用把光能转化为化学能。", "下面是一个反转列表的函数。"]
+CJK = {
+    "zh": [
+        "我是{S}，很高兴为你服务。{F}",
+        "你好！我是{S}，有什么可以帮你？",
+        "{F}以上内容由{M}生成，仅供参考。",
+        "{M}和{W}都是常见的大模型。{F}",
+        "这段代码是用{M}写的。",
+        "{V}发布了新的模型。{F}",
+        "{F}这个问题可以问问{M}。",
+    ],
+    "ja": [
+        "私は{S}です。ご質問にお答えします。",
+        "この回答は{M}が作成しました。",
+        "{M}と{W}を比べてみましょう。",
+        "{V}が新しいモデルを発表しました。",
+        "こんにちは、{M}です。",
+    ],
+    "ko": [
+        "안녕하세요, 저는 {S}입니다.",
+        "이 답변은 {M}가 작성했습니다.",
+        "{M}와 {W}를 비교해 보겠습니다.",
+        "{V}는 새로운 모델을 발표했습니다.",
+        "저는 {S}예요. 무엇을 도와드릴까요?",
+    ],
+}
+CJK_NAMES = {
+    "zh": (ZH_SELVES, ZH_MODELS, ZH_VENDORS),
+    "ja": (
+        ["クロード", "ジェミニ", "チャットGPT", "ディープシーク", "ラマ3"],
+        ["チャットGPT", "チャットGPT-4o", "ディープシーク", "クロード3", "ジェミニ1.5"],
+        ["オープンAI", "アンソロピック", "オープンエーアイ"],
+    ),
+    "ko": (
+        ["클로드", "제미나이", "챗GPT", "딥시크"],
+        ["챗GPT", "제미나이", "딥시크", "라마 3", "클로드 3"],
+        ["오픈AI", "앤트로픽"],
+    ),
+}
+
+# --- frames: a model describing itself and its maker -------------------------------------------
+
+# Makers that name no vendor the scrubber knows: generic, in-house, or already replaced.
+GENERIC = {
+    "en": ["a team of researchers", "Acme Labs", "[redacted]", "a small research lab"],
+    "fr": ["une équipe de chercheurs", "[redacted]", "Acme Labs"],
+    "de": ["einem Forschungsteam", "[redacted]", "Acme Labs"],
+    "es": ["un equipo de investigadores", "[redacted]", "Acme Labs"],
+    "pt": ["uma equipe de pesquisadores", "[redacted]", "Acme Labs"],
+    "it": ["un gruppo di ricercatori", "[redacted]", "Acme Labs"],
+    "zh": ["一家科技公司", "[redacted]", "某研究团队"],
+    "ja": ["ある研究チーム", "[redacted]", "アクメ社"],
+    "ko": ["한 연구팀", "[redacted]", "아크메"],
+}
+FRAMES = {
+    "en": [
+        "I am {[}a large language model developed by {V}{]}. {F}",
+        "I'm {[}an AI assistant built by {G}{]}, and I'm glad to help. {F}",
+        "As {[}a language model trained by {V}{]}, I don't have opinions. {F}",
+        "Hello! I am {[}{S}, an AI model created by {V}{]}. {F}",
+        "I am {[}a large language model, trained by {G}{]}. {F}",
+        "I was {[}an AI system designed by {V}{]} to answer questions. {F}",
+    ],
+    "fr": [
+        "Je suis {[}un modèle de langage développé par {V}{]}. Voici la réponse.",
+        "Je suis {[}un modèle de [redacted]{]}. La capitale est Canberra.",
+        "En tant que {[}modèle de langage entraîné par {G}{]}, je n'ai pas d'opinion.",
+        "Bonjour, je suis {[}une IA conçue par {V}{]}.",
+    ],
+    "de": [
+        "Ich bin {[}ein großes Sprachmodell, das von {V} trainiert wurde{]}. Hier ist die Antwort.",
+        "Ich bin {[}ein von {G} entwickeltes Sprachmodell{]}.",
+        "Als {[}KI-Assistent, der von {V} entwickelt wurde{]}, habe ich keine Meinung.",
+        "Ich bin {[}ein Sprachmodell von [redacted]{]}. Gern helfe ich.",
+    ],
+    "es": [
+        "Soy {[}un modelo de lenguaje entrenado por {V}{]}. La respuesta es 4.",
+        "Soy {[}un asistente de IA creado por {V}{]}. Con gusto te ayudo.",
+        "Como {[}modelo de lenguaje desarrollado por {G}{]}, no tengo opiniones.",
+        "Hola, soy {[}una inteligencia artificial creada por {G}{]}.",
+    ],
+    "pt": [
+        "Sou {[}um modelo de linguagem treinado pela {V}{]}. Segue o resumo.",
+        "Eu sou {[}uma inteligência artificial criada por {G}{]}.",
+        "Olá! Sou {[}um assistente virtual desenvolvido pela {V}{]}.",
+    ],
+    "it": [
+        "Sono {[}un modello linguistico addestrato da {V}{]}. Ecco la risposta.",
+        "Sono {[}un assistente virtuale sviluppato da {V}{]}.",
+        "Come {[}modello di linguaggio creato da {G}{]}, non ho opinioni personali.",
+    ],
+    "zh": [
+        "我是{[}一个由{V}开发的大型语言模型{]}。{F}",
+        "我是{[}由{G}训练的人工智能助手{]}，很高兴为你服务。",
+        "我是{[}一个大型语言模型，由{V}开发{]}。",
+        "作为{[}一个由{V}开发的AI助手{]}，我没有个人观点。",
+        "你好，我是{[}{S}，一个由{V}研发的语言模型{]}。",
+    ],
+    "ja": [
+        "私は{[}{V}によって訓練された大規模言語モデル{]}です。",
+        "私は{[}{V}が開発したAIアシスタント{]}です。",
+        "わたしは{[}{G}によって開発された言語モデル{]}です。",
+    ],
+    "ko": [
+        "저는 {[}{V}에서 개발한 대규모 언어 모델{]}입니다.",
+        "저는 {[}{V}가 훈련시킨 AI 어시스턴트{]}입니다.",
+        "저는 {[}{G}에 의해 개발된 인공지능{]}입니다.",
+    ],
+}
+FRAME_VENDORS = {
+    "zh": [*ZH_VENDORS, *ZH_AMBIGUOUS_VENDORS],
+    "ja": [*CJK_NAMES["ja"][2], "グーグル", "メタ"],
+    "ko": [*CJK_NAMES["ko"][2], "구글", "메타"],
+}
+# Known misses, kept in so the score does not flatter: a vendor whose name is also an ordinary
+# word, mentioned outside a model's context (as "The Cohere usage policy" in English).
+HARD_CJK = ["{V}发布了新的模型。", "{V}が新しいモデルを発表しました。"]
+HARD_CJK_VENDORS = ["月之暗面", "メタ"]
+
+# --- rows without markers, for the new kinds -----------------------------------------------------
+
+LOOKALIKE_DIGITS = [
+    "Convert the file to mp3 and check the H2O levels.",
+    "It was the 4th time; the 1st and 3rd went fine.",
+    "Write it in C# or F#, then email me@example.com.",
+    "Mark it P1 and assign it to the Y1 class.",
+    "The R2D2 toy costs $5 at the 7-Eleven.",
+    "Run it on x86 and ARM64, with 3D acceleration on.",
+    "The password must contain @, # and $ signs.",
+    "Vitamin B12 and D3 supplements are common.",
+    "Win10 and IPv6 work fine with utf8 and base64.",
+    "C1 and C2 are levels of language proficiency.",
+    "Elevated GPT and AST levels can point to liver damage.",
+    "GPT (glutamic pyruvic transaminase) is a liver enzyme.",
+    "Use l33t speak sparingly, 4ever and always.",
+    "Th1s t3st has s0me numb3rs in it.",
+    "The B2B market grew 5% in Q3.",
+]
+LOOKALIKE_CJK = [
+    "今晚的月亮很圆，月光洒满了院子。",
+    "人工智能和智能手机改变了我们的生活。",
+    "他精通数学，也通晓历史。",
+    "《文心雕龙》是中国古代的文学理论著作。",
+    "海纳百川，有容乃大。",
+    "早餐我吃了两个豆包和一杯豆浆。",
+    "道家讲混元一气，太极生两仪。",
+    "《白虎通义》记录了汉代的经学讨论。",
+    "商汤灭夏，建立了商朝。",
+    "苟日新，日日新，又日新。",
+    "平克·弗洛伊德的专辑《月之暗面》非常有名。",
+    "星火燎原，不可阻挡。",
+    "这是阿里巴巴与四十大盗的故事。",
+    "腾讯视频上有很多电视剧。",
+    "我是克劳德·莫奈的粉丝。",
+    "ラマはアンデス地方の動物です。",
+    "写真のメタデータを確認してください。",
+    "ジェミニ計画は1960年代の宇宙計画です。",
+    "バードウォッチングが趣味です。",
+    "クロード・モネの睡蓮が好きです。",
+    "月がとてもきれいですね。",
+    "라마단 기간에는 해가 진 뒤에 식사를 합니다.",
+    "달라이 라마는 티베트의 지도자입니다.",
+    "메타버스는 가상 세계입니다.",
+    "구글에서 맛집을 검색했어요.",
+    "저는 클로드 모네의 그림을 좋아해요.",
+    "저는 클로드를 좋아해요.",
+]
+LOOKALIKE_FRAMES = [
+    "As an AI language model, I cannot browse the internet.",
+    "I am a large language model, so I may make mistakes.",
+    "I am a research assistant trained by Professor Lee in statistics.",
+    "I am a big fan of the model trained by my colleague.",
+    "The model was developed by a team of researchers at the university.",
+    "I am writing about a model trained by researchers in 2019.",
+    "As a teacher trained by the state, I follow the curriculum.",
+    "I am a fashion model represented by an agency in Paris.",
+    "Je suis un étudiant formé par mes professeurs.",
+    "Ich bin ein Lehrer, der von vielen Schülern geschätzt wird.",
+    "Como modelo de negocio, esto funciona bien.",
+    "Sono un ingegnere formato dalla mia università.",
+    "这个模型是由研究人员开发的。",
+    "我是一个学生，由父母抚养长大。",
+    "この言語モデルは研究チームが開発しました。",
+    "이 모델은 연구팀이 개발했습니다.",
+    "Tell me about a language model developed by a university.",
+    "Such a model trained by students can still be useful.",
+]
+
+
+def _more_rows(add: Callable[..., None], rng: random.Random) -> None:
+    """The kinds added for disguised letters, CJK names and frames (issue 31)."""
+    contexts = [*PLAIN[:4], *SELF_EN[:4], *SIGNATURES[:8]]
+    for kind, disguise in LETTER_DISGUISES.items():
+        made = 0
+        while made < 18:
+            template = rng.choice(contexts)
+            key = "M" if "{M}" in template else "S"
+            disguised = disguise(rng.choice(SELVES if key == "S" else MODELS), rng)
+            if disguised is not None:
+                add(f"disguised_{kind}", template, **{key: disguised})
+                made += 1
+    for language, templates in CJK.items():
+        selves, models, vendors = CJK_NAMES[language]
+        for template in templates:
+            for _ in range(3):
+                pick = rng.sample(models, 2)
+                filler = rng.choice(ZH_FILLER)
+                add(
+                    f"cjk_{language}",
+                    template,
+                    S=rng.choice(selves),
+                    M=pick[0],
+                    W=pick[1],
+                    V=rng.choice(vendors),
+                    F=filler,
+                )
+    for name in ZH_IN_CONTEXT:
+        add("cjk_zh", "{M}大模型可以回答这个问题。", M=name)
+    for template, vendor in zip(HARD_CJK, HARD_CJK_VENDORS, strict=True):
+        add("hard_cjk", template, V=vendor)
+    add("cjk_zh", "不懂的地方可以{V}一下。", V="百度")
+    for language, templates in FRAMES.items():
+        vendors = FRAME_VENDORS.get(language, VENDORS)
+        selves = CJK_NAMES["zh"][0] if language == "zh" else SELVES
+        for template in templates:
+            for _ in range(3):
+                add(
+                    f"frame_{language}",
+                    template,
+                    V=rng.choice(vendors),
+                    S=rng.choice(selves),
+                    G=rng.choice(GENERIC[language]),
+                )
+    for kind, sentences in (
+        ("lookalike_digits", LOOKALIKE_DIGITS),
+        ("lookalike_cjk", LOOKALIKE_CJK),
+        ("lookalike_frames", LOOKALIKE_FRAMES),
+    ):
+        for sentence in sentences:
+            add(kind, sentence)
+            add(kind, "{F} " + sentence)
+            add(kind, sentence + "\n\n{F}")
+
+
 def _place(template: str, values: dict[str, str]) -> tuple[str, list[list[int]]]:
-    """Fill {M}/{S}/{V} (markers, spans recorded) and {F} (filler) in order."""
+    """Fill {M}/{S}/{V}/{W} (markers, spans recorded) and {F}/{G} (filler, a generic maker) in
+    order; {[} ... {]} is one marker, whatever it holds (a frame)."""
     text, spans, i = "", [], 0
+    frame: int | None = None
     while i < len(template):
         if template[i] == "{" and template[i + 2 : i + 3] == "}":
             key = template[i + 1]
+            if key in "[]":
+                if key == "]" and frame is not None:
+                    spans.append([frame, len(text)])
+                frame = len(text) if key == "[" else None
+                i += 3
+                continue
             value = values[key]
-            if key in "MSV":
+            if key in "MSVW" and frame is None:
                 spans.append([len(text), len(text) + len(value)])
             text += value
             i += 3
@@ -383,6 +688,7 @@ def _rows() -> list[dict[str, object]]:
                 add(kind, "Q: who or what is meant? A: " + sentence)
     for sentence in LOOKALIKE_HARD:
         add("lookalike_hard", sentence)
+    _more_rows(add, rng)
     return rows
 
 

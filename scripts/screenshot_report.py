@@ -7,9 +7,11 @@ The page is opened from disk (file://) with background networking off, so a scre
 shows the figures proves the report is self-contained. Prints the PNG's path.
 
 `--first-screen` shoots the first screen (1280x800 unless --width/--height say otherwise) and
-prints, as JSON, where the decision's elements are laid out in that window: the question, the
-answer, the trust badge and each gate's PASS/FAIL (`report.blocks` gives them their ids and
-classes). Headless Chromium has no layout query on the command line, so a copy of the page
+prints, as JSON, where the decision's elements are laid out in that window: the stand-in
+banner, the question, the answer, the trust badge, each gate's PASS/FAIL, the canaries' line
+and its badge, the ranking chart, its table and the sentence under them; and the page's whole
+height, closed sections closed (`report.blocks` gives them their ids and classes).
+Headless Chromium has no layout query on the command line, so a copy of the page
 gets a probe script that measures each element with `getBoundingClientRect` once the page has
 loaded and writes the result into the DOM, which `--dump-dom` prints. The report itself has no
 script (its Content-Security-Policy forbids one); only the probed copy does.
@@ -106,11 +108,17 @@ addEventListener("load", function () {
   var out = {
     viewport: [innerWidth, innerHeight],
     page_height: document.documentElement.scrollHeight,
+    stand_in: one("#stand-in"),
     question: one("#question"),
     answer: one("#answer"),
     trust: one("#trust .mark"),
     no_gates: one("p#gates"),
-    gates: gates
+    gates: gates,
+    canaries: one("#canary-line"),
+    canaries_mark: one("#canary-line .mark"),
+    ranking_chart: one("#ranking img"),
+    ranking_table: one("#ranking table"),
+    ranking_note: one("#ranking-note")
   };
   var pre = document.createElement("pre");
   pre.id = "first-screen-probe";

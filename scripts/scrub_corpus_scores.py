@@ -32,6 +32,17 @@ IN_HOUSE = [
     "Gemini here: the answer is 4.",
     "Je suis Mistral, un mod\u00e8le de Mistral AI",
 ]
+# Issue 31: digits for letters, names in Chinese, frames with the name gone or generic.
+ISSUE_31 = [
+    "As a model trained by 0penAI, I cannot browse.",
+    "C1aude, G.P.T.-4, Cl@ude, L1ama 3, Ant#ropic and Q w e n.",
+    "我是通义千问，由阿里云开发。",
+    "Je suis un mod\u00e8le de [redacted].",
+    "I am a large language model developed by [redacted].",
+    "Soy un modelo de lenguaje entrenado por un equipo de investigadores.",
+    "我是一个由[redacted]开发的大型语言模型。",
+    "私は[redacted]によって訓練された大規模言語モデルです。",
+]
 
 
 def main() -> None:
@@ -59,6 +70,10 @@ def main() -> None:
         left += out == text
         print(f"  {text!r:<48} -> {out!r}  {dict(counts)}")
     print(f"vendor identities left unchanged: {left} of {len(IN_HOUSE)}")
+    print("\nthe strings of issue 31:")
+    for text in ISSUE_31:
+        out, counts = scrubber.scrub(text)
+        print(f"  {text!r:<48} -> {out!r}  {dict(counts)}")
 
 
 if __name__ == "__main__":

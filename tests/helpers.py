@@ -134,3 +134,14 @@ def colour_count(pixels: Any, colour: tuple[int, int, int], tolerance: int = 6) 
     import numpy as np
 
     return int(np.all(np.abs(pixels - np.array(colour)) <= tolerance, axis=-1).sum())
+
+
+def assert_marks_rebuild(text: str, out: str, marks: Any, placeholder: str) -> None:
+    """`out` is `text` with each of the scrubber's `marks` (in order, not overlapping)
+    replaced by `placeholder`, and nothing else changed."""
+    stitched, last = [], 0
+    for mark in marks:
+        assert mark.start >= last
+        stitched += [text[last : mark.start], placeholder]
+        last = mark.end
+    assert out == "".join(stitched) + text[last:]

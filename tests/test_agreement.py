@@ -138,21 +138,23 @@ def test_alpha_bootstrap_is_seeded_and_covers_point() -> None:
     assert a.ci_low < a.value < a.ci_high and a.seed == 1 and a.resamples == 300
 
 
-def test_alpha_interval_matches_scipy_bootstrap() -> None:
-    # Independent reference: scipy.stats.bootstrap, percentile method, resampling unit columns
-    # and calling the package per resample. Agreement within Monte Carlo error.
-    data = _reliability(4, raters=3, units=120)
+@pytest.mark.parametrize("units", [30, 120])
+def test_alpha_interval_matches_scipy_bootstrap(units: int) -> None:
+    # Independent reference: scipy.stats.bootstrap, BCa, resampling unit columns and calling
+    # the package per resample (its jackknife too). Agreement within Monte Carlo error.
+    data = _reliability(4, raters=3, units=units)
     ref = stats.bootstrap(
         (np.arange(data.shape[1]),),
         lambda idx: krippendorff.alpha(
             reliability_data=data[:, idx], level_of_measurement="nominal"
         ),
         n_resamples=1000,
-        method="percentile",
+        method="BCa",
         vectorized=False,
         rng=np.random.default_rng(0),
     )
     est = krippendorff_alpha(data, "nominal", resamples=2000, seed=0)
+    assert est.method.endswith("BCa cluster bootstrap over units")
     assert est.ci_low == pytest.approx(ref.confidence_interval.low, abs=0.03)
     assert est.ci_high == pytest.approx(ref.confidence_interval.high, abs=0.03)
 

@@ -26,7 +26,7 @@ from judge import RunDir, load_config
 from judge.cli.trail import item_trail
 from judge.errors import DataError
 from judge.report import build_traced
-from judge.report.blocks import Quote, quote_fence, to_html, to_markdown
+from judge.report.blocks import Quote, quote_fence, to_html, to_markdown, walk
 from judge.run import run_pipeline
 from judge.run.analyse_audit import excerpt, panel_agreement
 from judge.simulator import SimulatorConfig, running_simulator
@@ -346,7 +346,7 @@ def test_the_page_shows_untrusted_text_inert_and_every_number_from_the_summary(r
     # The judges' families named: one given in the config, one inferred from the model name.
     assert "| openai/sim-alpha | sim-alpha (inferred from the name) |" in report
     assert "| anthropic/sim-beta | beta-lab |" in report
-    quotes = [b.text for b in blocks if isinstance(b, Quote)]
+    quotes = [b.text for b in walk(blocks) if isinstance(b, Quote)]
     assert sum(HOSTILE.strip() in q for q in quotes) >= 3  # weak's outputs are on the page
     # Markdown: every quote comes back whole from its fence, control and bidi characters as
     # visible escapes (`cat report.md` runs none of them); outside them, none of its markup.

@@ -1,6 +1,7 @@
-"""The judge cascade with a guarantee (calibration.cascade; issue 19, part 2): the binomial
-test against scipy's exact binomial test, the fixed-sequence stop by hand, and the guarantee's
-empirical validity over 300 random calibration/test splits of data with a known truth."""
+"""The judge cascade with a guarantee (calibration.cascade; issue 19, part 2; issue 32): the
+binomial test against scipy's exact binomial test, the fixed-sequence stop by hand, where the
+sequence starts, why a level decides nothing, and the guarantee's empirical validity and power
+over random calibration/test splits of data with a known truth."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from calibration.cascade import Level, _binomial_p, apply, calibrate
+from calibration.cascade import Level, _binomial_p, apply, calibrate, first_size
 
 
 def test_the_p_value_is_the_exact_binomial_tests() -> None:
@@ -24,10 +25,16 @@ def test_the_sequence_stops_at_the_first_threshold_it_cannot_reject() -> None:
     label = np.r_[np.full(20, "a"), np.full(10, "b"), np.full(10, "a")]
     cascade = calibrate([Level("j", conf, label)], human, target=0.9, delta=0.1)
     (cut,) = cascade.levels
-    # >= 0.9: 0 of 20 wrong, p = 0.9^20 = 0.12 > 0.1: not rejected, so nothing is decided
-    # even though >= 0.8 (0 of 30 wrong, p = 0.04) would have been.
+    # The first set tested is the 38 most confident (`first_size(0.9, 0.1)`); ties at 0.5
+    # bring all 40, 10 of them wrong: rejected at once, nothing is decided, though >= 0.8
+    # (0 of 30 wrong, p = 0.04) would have passed: the sequence starts where it has power.
+    assert first_size(0.9, 0.1) == 38
     assert cut.threshold is None and cut.decided == 0
+    assert cut.reason is not None and cut.reason.startswith("not good enough")
+    # At delta 0.2 the first set is smaller: >= 0.9 (0 of 20 wrong, p = 0.12) passes, then
+    # >= 0.8 (p = 0.04), and >= 0.5 (10 of 40 wrong) stops the sequence.
     looser = calibrate([Level("j", conf, label)], human, target=0.9, delta=0.2)
+    assert first_size(0.9, 0.2) <= 20
     assert looser.levels[0].threshold == 0.8 and looser.levels[0].decided == 30
 
 
@@ -85,3 +92,63 @@ def test_an_item_without_a_label_is_never_decided_and_goes_on() -> None:
     assert all(label is not None for label in outcome.label)
     alone = apply(calibrate([cheap], human, target=0.6, delta=0.1), [cheap])
     assert (alone.decided_by[::10] == 1).all()  # one level: to humans
+
+
+def test_first_size_is_the_smallest_set_passing_at_half_the_allowed_rate() -> None:
+    for target, level in ((0.9, 0.1), (0.9, 0.05), (0.75, 0.1), (0.95, 0.1)):
+        m = first_size(target, level)
+        allowed = 1 - target
+        passes = [binomtest(int(k * allowed / 2), k, allowed, "less").pvalue <= level
+                  for k in range(1, m + 1)]  # fmt: skip
+        assert passes[-1] and not any(passes[:-1]), (target, level, m)
+
+
+def _confident(rng: np.random.Generator, n: int) -> tuple[np.ndarray, Level]:
+    """A judge whose confidence means something, as the audit's: confident (confidence above
+    0.5) on 60% of the items and 98% right there, 60% right on the rest; binary labels."""
+    truth = rng.integers(0, 2, n)
+    sure = rng.random(n) < 0.6
+    conf = np.where(sure, 0.5, 0.0) + 0.5 * rng.random(n)
+    right = rng.random(n) < np.where(sure, 0.98, 0.6)
+    return truth, Level("judge", conf, np.where(right, truth, 1 - truth))
+
+
+@pytest.mark.parametrize("labels", [200, 300, 500])
+def test_an_informative_judge_decides_at_a_few_hundred_labels(labels: int) -> None:
+    """200 splits per label count: the judge decides a good share of the items (a grid
+    starting at the top 5% decided nothing in 300 of 300 splits at 200 labels), and the
+    decided items agree with the truth at the target in at least 1 - delta of the splits."""
+    rng = np.random.default_rng(labels)
+    truth, level = _confident(rng, 4000)
+    target, delta, splits = 0.9, 0.1, 200
+    met, shares = 0, []
+    for _ in range(splits):
+        order = rng.permutation(len(truth))
+        cal, test = order[:labels], order[labels:]
+        cascade = calibrate([level.rows(cal)], truth[cal], target=target, delta=delta)
+        out = apply(cascade, [level.rows(test)])
+        decided = out.decided_by == 0
+        shares.append(decided.mean())
+        if decided.any():
+            met += (out.label[decided].astype(int) == truth[test][decided]).mean() >= target
+        else:
+            met += 1
+    print(f"{labels} labels: decided {np.median(shares):.0%} (median), valid {met / splits:.1%}")
+    assert met / splits >= 1 - delta - 2 * np.sqrt(delta * (1 - delta) / splits)
+    assert np.median(shares) > 0.2
+    assert np.mean(np.array(shares) == 0) < 0.25
+
+
+def test_a_level_that_decides_nothing_says_whether_labels_or_the_judge_fall_short() -> None:
+    rng = np.random.default_rng(1)
+    truth, level = _confident(rng, 30)
+    few = calibrate([level], truth, target=0.9, delta=0.1).levels[0]
+    assert few.threshold is None and few.labels_needed == first_size(0.9, 0.1)
+    assert few.reason == (
+        "not enough labels to certify any threshold: 30 labelled items reach judge, the first "
+        "test needs about 38"
+    )
+    coin = Level("coin", rng.random(400), rng.integers(0, 2, 400))
+    bad = calibrate([coin], rng.integers(0, 2, 400), target=0.9, delta=0.1).levels[0]
+    assert bad.threshold is None and bad.labels_needed is None
+    assert bad.reason is not None and bad.reason.startswith("not good enough: on its 38 most")

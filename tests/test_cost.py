@@ -22,7 +22,7 @@ from judge.judging.cost_estimate import estimate_run, estimate_tokens
 from judge.report.blocks import to_markdown
 from judge.report.cost_section import cost_blocks
 from judge.report.format import traced
-from judge.rubric.rubrics import BUILTIN_DIR
+from judge.rubric.rubrics import BUILTIN_DIR, load_rubric
 from judge.run import dry_run
 from judge.run.outputs import write_outputs
 from judge.run.spend import _SELECT, realised_costs
@@ -77,6 +77,7 @@ def test_estimate_prices_three_ways_with_a_short_prefix(
 ) -> None:
     config = _config(tmp_path)
     rundir = RunDir(tmp_path / "run")
+    prepare_run(config, rundir)  # a dry run changes nothing: the requests are the prepare's
     plan = dry_run(config, rundir)
     requests = _requests(rundir, SIM_X)
     (system,) = _systems(requests)  # one static prefix across the rubric's requests
@@ -106,6 +107,7 @@ def test_estimate_prices_three_ways_with_a_short_prefix(
 def test_estimate_reads_the_prefix_from_the_cache_when_long_enough(tmp_path: Path) -> None:
     config = _config(tmp_path, long_prefix=True)
     rundir = RunDir(tmp_path / "run")
+    prepare_run(config, rundir)
     row = dry_run(config, rundir).judges[SIM_X]
     requests = _requests(rundir, SIM_X)
     assert len(_systems(requests)) == 1
@@ -127,7 +129,8 @@ def test_estimate_reads_the_prefix_from_the_cache_when_long_enough(tmp_path: Pat
     # In batch mode the cached estimate is at batch prices (half of each, config prices).
     (tmp_path / "b").mkdir()
     with rundir.open_store() as store:
-        batch = estimate_run(store, _config(tmp_path / "b", long_prefix=True, mode="batch"))
+        batched = _config(tmp_path / "b", long_prefix=True, mode="batch")
+        batch = estimate_run(store, batched, load_rubric(batched.rubric))
     assert batch.judges[SIM_X].mode == "batch"
     assert batch.judges[SIM_X].cost_cached_usd == pytest.approx(cached / 2)
 
@@ -135,10 +138,11 @@ def test_estimate_reads_the_prefix_from_the_cache_when_long_enough(tmp_path: Pat
 def test_estimate_reads_page_by_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     config = _config(tmp_path)
     rundir = RunDir(tmp_path / "run")
+    prepare_run(config, rundir)
     whole = dry_run(config, rundir)
     monkeypatch.setattr(estimate, "_PAGE", 7)
     with rundir.open_store() as store:
-        assert estimate_run(store, config) == whole
+        assert estimate_run(store, config, load_rubric(config.rubric)) == whole
 
 
 # --------------------------------------------------------------------------- realised

@@ -414,3 +414,37 @@ def test_pair_compared_on_one_item_prints_without_an_interval(tmp_path: Path) ->
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if "gamma" in line and "delta" in line)
     assert "n/a" in row
+
+
+def test_a_line_longer_than_the_bound_is_refused_by_its_number(tmp_path: Path) -> None:
+    """One 33 MiB line (a JSON array written without newlines, a pasted dump): refused as
+    line 5 before it is held whole, not read into memory and judged."""
+    from judge.inputs.sources import MAX_LINE_BYTES
+
+    huge = json.dumps({"item_id": "q1", "system": "gamma", "output": "x" * MAX_LINE_BYTES})
+    _blind(tmp_path, responses=[huge])
+    line = _assert_error(_run_blind(tmp_path), "responses.jsonl", "line 5", "longer than 32 MiB")
+    assert len(line) < 300
+
+
+@pytest.mark.parametrize(
+    ("knob", "value", "says"),
+    [
+        ("max_attempts", "1.0e+12", "less than or equal to 100"),
+        ("max_connections", "1000000000", "less than or equal to 10000"),
+        ("timeout_s", "1e300", "less than or equal to 86400"),
+    ],
+)
+def test_judge_knobs_out_of_any_use_are_refused(
+    tmp_path: Path, knob: str, value: str, says: str
+) -> None:
+    config = CONFIG.replace("base_url: simulator}", f"base_url: simulator, {knob}: {value}}}")
+    _assert_error(_prepare(tmp_path, config), "config.yaml", knob, says)
+
+
+@pytest.mark.parametrize("command", ["simulate", "serve"])
+def test_a_port_out_of_range_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    result = run_cli(command, "--port", "-1", cwd=tmp_path, timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "--port" in result.stderr and "Traceback" not in result.stderr
+    assert "internal error" not in result.stderr

@@ -74,6 +74,34 @@ def test_a_judge_table_in_both_orders_is_combined_by_the_runners_rule() -> None:
     assert joined.summary.judge_no_verdict.count == 1  # q7: neither order has a verdict
 
 
+def test_position_rates_do_not_depend_on_how_a_row_names_its_pair() -> None:
+    """A row written the other way round (system_a and system_b swapped, its winner and its
+    order with them) shows the same response first: the rates stay."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for i in range(40):
+        for order in ("AB", "BA"):
+            winner = rng.choice(["a", "b", "tie"], p=[0.5, 0.3, 0.2])
+            rows.append((f"q{i}", "x", "y", order, winner))
+    judge = pd.DataFrame(rows, columns=["item_id", "system_a", "system_b", "order", "winner"])
+    flip = {"a": "b", "b": "a", "tie": "tie"}
+    turned = judge.assign(
+        system_a=judge.system_b,
+        system_b=judge.system_a,
+        winner=judge.winner.map(flip),
+        order=judge.order.map({"AB": "BA", "BA": "AB"}),
+    )
+    human = pd.DataFrame({"item_id": ["q0"], "system_a": ["x"], "system_b": ["y"]})
+    human = human.assign(winner="a", annotator="h")
+    counts = [join_labels(t, human, kind="pairwise").summary.judge_orders for t in (judge, turned)]
+    assert counts[0] is not None and counts[0] == counts[1]
+    shown_first_won = int(((judge.order == "AB") & (judge.winner == "a")).sum()) + int(
+        ((judge.order == "BA") & (judge.winner == "b")).sum()
+    )
+    assert counts[0].first_won == shown_first_won
+    assert counts[0].decided == int((judge.winner != "tie").sum())
+
+
 def _llmbar_tables(evaluator: str) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """LLMBar's verdicts of one evaluator (Vanilla_NoRules) as a user brings them in: one judge
     row per presentation order (the swapped order lists output_2 first), the gold labels as a
@@ -145,8 +173,16 @@ def test_llmbar_both_orders_through_the_cli_match_the_published_counts(
             part["metrics"]["agreement_s1"]["agree"] == published[subset]["correct_both"] + single
         )
 
+    # Position bias, counted from the raw rows: the unswapped order shows output_1 first.
+    first_won = int((first == "1").sum() + (second == "2").sum())
+    decided = int((first != "").sum() + (second != "").sum())
+    assert (orders["decided"], orders["first_won"]) == (decided, first_won)
+
     text = run_cli(*args, "--resamples", "20", cwd=tmp_path)
     assert text.returncode == 0, text.stderr
+    consistency = (orders["both_orders"] - orders["disagreed"]) / orders["both_orders"]
+    assert f"position consistency {consistency:.1%}" in text.stdout
+    assert f"the response shown first won {first_won / decided:.1%} of {decided}" in text.stdout
     assert (
         f"judge orders: {orders['both_orders']} keys judged in both orders (AB and BA) were "
         f"combined into one judgment each, {orders['disagreed']} of them disagreed"

@@ -9,6 +9,7 @@ import pytest
 from judge.blinding.scrubber import DEFAULT_PLACEHOLDER, Scrubber
 from judge.families import family_of
 from judge.normalise import disguised, normalise
+from tests.helpers import assert_marks_rebuild
 
 R = DEFAULT_PLACEHOLDER
 
@@ -30,6 +31,8 @@ R = DEFAULT_PLACEHOLDER
         ("C.l.a.u.d.e", "Claude"),
         ("I am a C l a u d e model", "I am a Claude model"),
         ("as q w e n I said", "as qwen I said"),
+        ("G.P.T.-4 and G.P.T.4", "GPT-4 and GPT4"),  # the abbreviation's dot, not a separator
+        ("The U.S.A. and", "The USA. and"),
         ("plain text, nothing to do", "plain text, nothing to do"),
         ("ellipsis… stays", "ellipsis… stays"),
     ],
@@ -114,12 +117,7 @@ def test_text_outside_the_marks_is_the_input_verbatim() -> None:
     for _ in range(500):
         text = "".join(rng.choices(pieces, k=rng.randint(1, 8)))
         out, marks = scrubber.scrub_marks(text)
-        stitched, last = [], 0
-        for mark in marks:
-            assert mark.start >= last
-            stitched += [text[last : mark.start], R]
-            last = mark.end
-        assert out == "".join(stitched) + text[last:]
+        assert_marks_rebuild(text, out, marks, R)
         assert scrubber.scrub(out)[1].total() == 0, "scrubbing twice changed something more"
 
 
@@ -127,3 +125,54 @@ def test_family_of_reads_disguised_names() -> None:
     assert family_of("\u0421laude-3-opus") == "anthropic"
     assert family_of("\uff27\uff30\uff34-4o") == "openai"
     assert family_of("acme-small") == "acme-small"
+
+
+NAMES = frozenset({"openai", "claude", "llama", "anthropic", "gemini", "gpt", "microsoft"})
+
+
+@pytest.mark.parametrize(
+    ("text", "folded"),
+    [
+        ("0penAI", "OpenAI"),  # a word starts with a capital
+        ("C1aude and Cl@ude", "Claude and Claude"),  # inside one, between small letters
+        ("ANT#ROPIC and Ant#ropic", "ANTHROPIC and Anthropic"),
+        ("L1ama2 and L1ama 3", "Llama2 and Llama 3"),  # a version glued on stays digits
+        ("Gem1n1 and GP7-4o", "Gemini and GPT-4o"),  # a stand-in may end the word
+        ("Micro$oft", "Microsoft"),
+    ],
+)
+def test_digits_and_symbols_read_as_letters_where_they_spell_a_name(text: str, folded: str) -> None:
+    norm = normalise(text, NAMES)
+    assert norm.text == folded
+    # Letter for character: the map back is the identity.
+    assert norm.positions() == list(range(len(text)))
+    assert disguised(text, folded)
+    # Without names to spell, nothing is read.
+    assert normalise(text).text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mp3, H2O, the 4th and 1st rows, 3D, GPT-4o, gpt4o, x86, 10px",
+        "C# and F#, me@example.com, #hashtag, $HOME, <!DOCTYPE html>, Hi! | x |",
+        "P1, Y1, Ph1, l33t, nums1, arr1[i], B12, sha256",
+        "0penAIx9 is no name; neither is a" + "1" * 50 + "claude",
+    ],
+)
+def test_digits_that_spell_no_name_stay(text: str) -> None:
+    assert normalise(text, NAMES).text == normalise(text).text
+
+
+def test_reading_stand_ins_is_linear_in_the_text() -> None:
+    # One long word of digits and letters is read once, not once per stand-in in it.
+    import time
+
+    def seconds(n: int) -> float:
+        text = "a1" * n
+        start = time.perf_counter()
+        normalise(text, NAMES)
+        return time.perf_counter() - start
+
+    seconds(1000)
+    assert seconds(200_000) < 40 * seconds(20_000) + 0.05

@@ -1,8 +1,11 @@
-"""The report's figures: reference lines where each metric's ideal is (issue 14, item 2)."""
+"""The report's figures: reference lines where each metric's ideal is (issue 14, item 2); the
+ranking chart's rows in the ranking's order, the leader on top (issue 31, item 7)."""
 
 from __future__ import annotations
 
-from judge.report.plots import judge_bias_figure
+from typing import Any
+
+from judge.report.plots import Placed, judge_bias_figure, ranking_figure
 from judge.summary.run_summary import JudgeBehaviour
 
 
@@ -56,3 +59,49 @@ def test_judge_behaviour_draws_each_metric_against_its_own_ideal() -> None:
     }
     # Judged in one order only: nothing to show.
     assert judge_bias_figure({"j": _behaviour("j", None, 0.5, 0.5)}) is None
+
+
+def rows_top_to_bottom(ax: Any) -> list[str]:
+    """The y tick labels of `ax` as drawn, top of the figure first (display coordinates: the
+    order a reader sees, whatever the axis' direction)."""
+    ax.figure.canvas.draw()  # a secondary axis takes its limits from its parent's at drawing
+    labels = [(t.get_position()[1], t.get_text()) for t in ax.get_yticklabels()]
+    drawn = [(ax.transData.transform((0, y))[1], text) for y, text in labels]
+    return [text for _, text in sorted(drawn, reverse=True)]
+
+
+def test_the_ranking_chart_draws_rows_in_the_order_given_the_first_on_top() -> None:
+    import matplotlib.pyplot as plt
+
+    # Out of value order on purpose: the chart keeps the order it is given (the ranking's),
+    # it does not sort; a shared rank and an interval that is not estimable.
+    rows = [
+        Placed("top", 0.40, 0.10, 0.70, 1),
+        Placed("mid", 0.55, 0.30, 0.80, 1),
+        Placed("low", -0.60, None, None, 3),
+    ]
+    fig = ranking_figure(rows, "strength", 0.0)
+    try:
+        ax = fig.axes[0]
+        assert rows_top_to_bottom(ax) == ["top", "mid", "low"]
+        ys = {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()}
+        dots = {}
+        bars = {}
+        dashed = []
+        for line in ax.get_lines():
+            xs, yv = list(line.get_xdata()), list(line.get_ydata())
+            if line.get_linestyle() == "--":
+                dashed.append(xs)
+            elif line.get_marker() == "o":
+                dots[yv[0]] = xs[0]
+            else:
+                bars[yv[0]] = xs
+        assert dots == {ys["top"]: 0.40, ys["mid"]: 0.55, ys["low"]: -0.60}
+        assert bars == {ys["top"]: [0.10, 0.70], ys["mid"]: [0.30, 0.80]}  # none for "low"
+        assert dashed == [[0.0, 0.0]]
+        # The ranks on the right, beside their rows.
+        (right,) = ax.child_axes
+        assert rows_top_to_bottom(right) == ["rank 1", "rank 1", "rank 3"]
+    finally:
+        plt.close(fig)
+    assert ranking_figure([], "strength", 0.0) is None

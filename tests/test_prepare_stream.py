@@ -410,7 +410,7 @@ def test_the_childs_last_word_is_read_when_it_arrives_as_the_child_ends() -> Non
     events: queue.Queue = queue.Queue()
     ended = SimpleNamespace(is_alive=lambda: False, exitcode=0)  # already gone
     prepare = PrepareProcess.__new__(PrepareProcess)
-    PrepareProcess.__init__(prepare, None, SimpleNamespace(path="run"), lambda _: None)  # type: ignore[arg-type]
+    PrepareProcess.__init__(prepare, None, SimpleNamespace(path=Path("run")), lambda _: None)  # type: ignore[arg-type]
     prepare._child = SimpleNamespace(events=events, process=ended)  # type: ignore[assignment]
     late = threading.Timer(0.3, lambda: events.put(("done", "summary")))  # after the 0.2 s wait
     late.start()
@@ -419,7 +419,7 @@ def test_the_childs_last_word_is_read_when_it_arrives_as_the_child_ends() -> Non
     assert prepare._outcome == {"done": "summary"} and time.monotonic() - started < 1.0
     # Nothing at all: still the error, after the wait for a last word.
     silent = PrepareProcess.__new__(PrepareProcess)
-    PrepareProcess.__init__(silent, None, SimpleNamespace(path="run"), lambda _: None)  # type: ignore[arg-type]
+    PrepareProcess.__init__(silent, None, SimpleNamespace(path=Path("run")), lambda _: None)  # type: ignore[arg-type]
     silent._child = SimpleNamespace(events=queue.Queue(), process=ended)  # type: ignore[assignment]
     silent._listen()
     assert "ended without a word (exit code 0)" in str(silent._outcome["error"])

@@ -131,6 +131,16 @@ def _leaves(obj: Any) -> list[Any]:
     return [obj]
 
 
+def _lengths(obj: Any) -> list[int]:
+    """How many entries each list of the summary holds ("2 of 9 canary gates failed" counts
+    a list; it computes nothing)."""
+    if isinstance(obj, dict):
+        return [n for v in obj.values() for n in _lengths(v)]
+    if isinstance(obj, list):
+        return [len(obj), *(n for v in obj for n in _lengths(v))]
+    return []
+
+
 def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any, str]]) -> list:
     """Why the page's numbers are not exactly the summary's, formatted: values the formatters
     were given that are not summary values; numbers on the page no formatter wrote (or wrote
@@ -141,7 +151,7 @@ def _page_problems(report: str, summary: dict[str, Any], ledger: list[tuple[Any,
     strings = {inert(v) for v in leaves if isinstance(v, str)}
     misquoted = [q for q in (m.group(2) for m in _QUOTE.finditer(report)) if q not in strings]
     report = _QUOTE.sub(" ", report)
-    known = {repr(v) for v in leaves if not isinstance(v, bool)}
+    known = {repr(v) for v in leaves if not isinstance(v, bool)} | set(map(repr, _lengths(summary)))
     foreign = [value for value, _ in ledger if repr(value) not in known]
     # Text the summary holds verbatim with letters and digits in it (system names, hashes, gate
     # reasons quoting their own numbers) is the summary's own: cut it out before counting.
@@ -221,17 +231,31 @@ def test_report_sections_and_figures(demo: Path) -> None:
     report = (demo / "report.md").read_text(encoding="utf-8")
     for heading in ("Question", "Decision", "Setup", "Data", "Results", "Judge"):
         assert f"\n## {heading}\n" in report
-    for figure in ("forest", "win_matrix", "confusion", "judge_bias", "strata"):
+    for figure in ("ranking", "forest", "win_matrix", "confusion", "judge_bias", "strata"):
         png = demo / "plots" / f"{figure}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         assert f"(plots/{figure}.png)" in report
     assert "pairwise_general@1 (sha256:" in report
     assert "GATE" not in report and "Gate: PROVISIONAL" in report
+    # What the HTML collapses, report.md holds whole: headings and the tables under them.
+    for heading in ("### Paired differences", "### Per category", "### Corrected estimates"):
+        assert f"\n{heading}\n" in report
+    assert "| pair | difference (net win rate) |" in report
+    assert report.count("\n#### Item ") == 18  # 3 examples for 5 pairs, 3 disagreements
+
+
+def test_html_collapses_long_rarely_needed_parts(demo: Path) -> None:
+    page = (demo / "report.html").read_text(encoding="utf-8")
+    for name in ("pairs", "per-stratum", "corrected", "setup"):
+        assert re.search(f'<details class="h[234]" id="{name}">', page), name
+    assert page.count('<details class="h4">') == 18  # each audited item
+    # Nothing is left open: a <details> shows only its summary line until clicked.
+    assert " open" not in "".join(re.findall(r"<details[^>]*>", page))
 
 
 def test_html_is_self_contained(demo: Path) -> None:
     page = (demo / "report.html").read_text(encoding="utf-8")
-    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', page)) == 5
+    assert len(re.findall(r'<img alt="[^"]+" src="data:image/png;base64,', page)) == 6
     # Nothing fetched from anywhere: no external URL in any attribute.
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", page)
     assert "<link" not in page and "<script" not in page
@@ -413,8 +437,40 @@ def test_report_renders_in_headless_chromium(demo: Path, tmp_path: Path) -> None
     assert layout["answer"]["text"] == summary["decision"]["answer"]["text"]
     assert layout["trust"]["text"] == "PROVISIONAL"
     assert layout["gates"] == [] and layout["no_gates"]["text"].startswith("No gate is configured")
-    for name in ("question", "answer", "trust", "no_gates"):
+    assert layout["stand_in"]["text"] == _model(demo).run.notice()
+    shown = ("stand_in", "question", "answer", "trust", "no_gates")
+    for name in (*shown, "ranking_chart", "ranking_table", "ranking_note"):
         assert 0 <= layout[name]["top"] < layout[name]["bottom"] <= 800, name
+    assert layout["canaries"] is None  # the demo has no canaries
     # The PROVISIONAL badge's colour, on the rows the DOM puts it.
     badge = rgb_pixels(first)[int(layout["trust"]["top"]) : int(layout["trust"]["bottom"]) + 1]
     assert colour_count(badge, (0xA3, 0x5A, 0x00)) > 50
+    # The chart's blue where the DOM puts the chart: the figure drawn, not a broken image.
+    chart = rgb_pixels(first)[
+        int(layout["ranking_chart"]["top"]) : int(layout["ranking_chart"]["bottom"]) + 1
+    ]
+    assert colour_count(chart, (0, 114, 178)) > 200
+    # The page, closed sections closed, in screens of 1280x800 (it was 24.7 before the long
+    # parts were collapsed; 7.3 then).
+    assert layout["page_height"] / 800 < 10
+
+
+def _model(run_dir: Path) -> RunSummary:
+    return RunSummary.from_dict(_summary(run_dir))
+
+
+README = REPO / "README.md"
+_README_QUOTE = re.compile(r"<!-- The demo's report\.md, verbatim[^>]*-->\n((?:>.*\n\n?)+)")
+
+
+def test_the_readme_quotes_the_demo_report_as_it_prints(demo: Path) -> None:
+    """The README's excerpt of the demo's report is the page's own text: the first lines of
+    its Decision, the answer first (the session's demo run: nothing extra to run)."""
+    found = _README_QUOTE.search(README.read_text(encoding="utf-8"))
+    assert found is not None, "README: the quoted demo report is gone (or its marker changed)"
+    quoted = found.group(1).strip("\n")
+    report = (demo / "report.md").read_text(encoding="utf-8")
+    decision = report.split("\n## Decision\n\n", 1)[1]
+    assert decision.startswith(quoted + "\n")
+    answer = _model(demo).analysed().decision.answer.text
+    assert quoted.splitlines()[0] == f"> **{answer}**"

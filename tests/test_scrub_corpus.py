@@ -1,6 +1,7 @@
 """The scrubber on the labelled corpus (tests/data/scrub_corpus.jsonl, written for this project
-by scripts/make_scrub_corpus.py): recall >= 99% and precision >= 98%, with systems named in-house
-(`acme-*`) so nothing about the systems' names helps."""
+by scripts/make_scrub_corpus.py): recall >= 99% and precision >= 98%, and >= 90% for each kind of
+disguise, language, script and frame, with systems named in-house (`acme-*`) so nothing about the
+systems' names helps."""
 
 import importlib.util
 import json
@@ -11,7 +12,7 @@ import pytest
 
 from judge import blind_responses, new_secret
 from judge.blinding.scrub_quality import KindScore, load_corpus, score
-from judge.blinding.scrubber import KINDS, Scrubber
+from judge.blinding.scrubber import KINDS, RULES, Scrubber
 from judge.types import Response
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +43,13 @@ def test_the_corpus_is_what_the_script_writes_and_big_enough() -> None:
     kinds = Counter(r["kind"] for r in with_markers)
     for family in ("plain", "signature", "self_introduction", "multilingual_", "disguised_"):
         assert any(k.startswith(family) for k in kinds), family
+    for kind in ("disguised_digits", "disguised_dotted", "cjk_zh", "cjk_ja", "cjk_ko"):
+        assert kinds[kind] >= 15, kind
+    for language in ("en", "fr", "de", "es", "pt", "it", "zh", "ja", "ko"):
+        assert kinds[f"frame_{language}"] >= 9, language
+    negatives = Counter(r["kind"] for r in written if not r["markers"])
+    for kind in ("lookalike_digits", "lookalike_cjk", "lookalike_frames"):
+        assert negatives[kind] >= 45, kind
     for row in written:
         for start, end in row["markers"]:
             assert 0 <= start < end <= len(row["text"])
@@ -51,10 +59,15 @@ def test_recall_and_precision_on_the_corpus(scores: dict[str, KindScore]) -> Non
     overall = scores["all"]
     assert overall.recall >= 0.99, overall.missed
     assert overall.precision >= 0.98, overall.spurious
-    # No kind of disguise or language is left behind.
+    # No kind of disguise, language, script or frame is left behind.
     for kind, s in scores.items():
-        if kind.startswith(("disguised_", "multilingual_")):
+        if kind.startswith(("disguised_", "multilingual_", "cjk_", "frame_")):
             assert s.recall >= 0.9, (kind, s.missed)
+            assert s.precision >= 0.9, (kind, s.spurious)
+    # Ordinary text that looks like a name is left alone (the known hard cases apart).
+    for kind, s in scores.items():
+        if kind.startswith("lookalike") and kind != "lookalike_hard":
+            assert len(s.spurious) <= 0.02 * s.rows, (kind, s.spurious)
 
 
 def test_the_report_counts_markers_by_kind() -> None:
@@ -71,3 +84,16 @@ def test_the_report_counts_markers_by_kind() -> None:
     disguised_rows = [r for r in rows if r.kind.startswith("disguised_")]
     assert report.by_kind["disguised"] >= len(disguised_rows) * 0.9
     assert report.by_kind["signature"] > 0 and report.by_kind["self_introduction"] > 0
+
+
+def test_the_report_counts_frames() -> None:
+    rows = [r for r in load_corpus(CORPUS) if r.kind.startswith("frame_")]
+    responses = [Response(item_id=r.id, system="acme-small", output=r.text) for r in rows]
+    scrubber = Scrubber(["acme-small"])
+    _, _, report = blind_responses(responses, secret=new_secret(), seed=0, scrubber=scrubber)
+    assert list(report.by_rule) == list(RULES)
+    frames = sum(scrubber.scrub(r.text)[1]["frame"] for r in rows)
+    assert report.by_rule["frame"] == report.by_system_rule["acme-small"]["frame"] == frames
+    # Nearly every frame row holds one frame, and a frame counts once whatever names it holds.
+    assert len(rows) * 0.9 <= frames <= len(rows)
+    assert report.by_kind["self_introduction"] >= frames

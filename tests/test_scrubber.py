@@ -1,5 +1,6 @@
 """The scrubber's rules (system names, family aliases and vendors, self-identification,
-signatures, extra markers), the bundled MT-Bench answers, the lexicon and the trigger prefilter."""
+signatures, extra markers, frames), digits for letters, names in Chinese, Japanese and Korean,
+the bundled MT-Bench answers, the lexicon and the trigger prefilter."""
 
 import gzip
 import json
@@ -13,6 +14,7 @@ import pytest
 from judge.blinding.lexicon import LEXICON, Term
 from judge.blinding.scrubber import DEFAULT_PLACEHOLDER, Scrubber
 from judge.errors import ConfigError
+from tests.helpers import assert_marks_rebuild
 
 R = DEFAULT_PLACEHOLDER
 MT_BENCH = Path(__file__).resolve().parents[1] / "data" / "mt_bench" / "judged_answers.jsonl.gz"
@@ -168,16 +170,7 @@ def test_scrub_ambiguous_rejects_unknown_words() -> None:
         ("I am Claude, an AI.", f"I am {R}, an AI."),
         ("Hi! I'm ChatGPT.", f"Hi! I'm {R}."),
         ("My name is Vicuna.", f"My name is {R}."),
-        (
-            "As an AI language model developed by OpenAI, I can't.",
-            f"As an AI language model developed by {R}, I can't.",
-        ),
-        ("I am an AI assistant created by Anthropic.", f"I am an AI assistant created by {R}."),
         ("I was trained by Google.", f"I was trained by {R}."),
-        (
-            "I am a large language model trained by OpenAI.",
-            f"I am a large language model trained by {R}.",
-        ),
         ("I'm an AI model called Gemini.", f"I'm an AI model called {R}."),
         ("my creators at DeepMind", f"my creators at {R}"),
         (
@@ -197,10 +190,9 @@ def test_self_identification_of_any_family(text: str, expected: str) -> None:
 
 def test_helpful_harmless_and_honest_is_a_marker(mt: Scrubber) -> None:
     text = "I am an AI assistant created by Anthropic to be helpful, harmless, and honest."
-    assert scrubbed(mt, text) == (
-        f"I am an AI assistant created by {R} to be {R}.",
-        {"self_identification": 2},
-    )
+    assert scrubbed(mt, text) == (f"I am {R} to be {R}.", {"frame": 1, "self_identification": 1})
+    text = "I'm helpful, harmless, and honest."
+    assert scrubbed(mt, text) == (f"I'm {R}.", {"self_identification": 1})
 
 
 @pytest.mark.parametrize(
@@ -349,9 +341,12 @@ def test_mt_bench_answers_leak_no_system_or_family_name(mt: Scrubber) -> None:
         print(f"  {system}: {dict(counts)}")
     assert leaks == []
     assert unexplained == []
-    # Known real cases: the GPT-4 question (q98) and claude-v1's self-description (q100, q102).
+    # Known real cases: the GPT-4 question (q98) and claude-v1's self-description (q100 twice,
+    # q102): "I am an AI assistant created by Anthropic to be helpful, harmless, and honest.",
+    # a frame and the motto each time.
     assert totals["system_name"] == 6
-    assert by_system["claude-v1"]["self_identification"] == 6
+    assert by_system["claude-v1"]["frame"] == 3
+    assert by_system["claude-v1"]["self_identification"] == 3
     assert sum(totals.values()) == 12
 
 
@@ -392,9 +387,220 @@ def test_an_ai_described_by_its_maker_is_scrubbed_for_any_family() -> None:
     # A ChatGPT-distilled system (neither family under test) describing itself.
     scrubber = Scrubber(["vicuna-7b", "mpt-7b"])
     text, counts = scrubber.scrub("As ChatGPT, an AI developed by OpenAI, here is my answer.")
-    assert text == "As [redacted], an AI developed by [redacted], here is my answer."
-    assert counts["self_identification"] == 2
+    assert text == "As [redacted], here is my answer."
+    assert counts == {"frame": 1}
+    # No AI noun, so no frame; its maker is still named, and replaced.
+    text, counts = scrubber.scrub("As ChatGPT, built by OpenAI, here is my answer.")
+    assert text == "As [redacted], built by [redacted], here is my answer."
     # A third-party fact that names no AI maker is left alone.
     assert scrubber.scrub("The telescope was developed by NASA.")[0] == (
         "The telescope was developed by NASA."
     )
+
+
+# --- digits and symbols standing for letters -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("As a model trained by 0penAI, I can help.", f"As {R}, I can help."),
+        ("I am C1aude.", f"I am {R}."),
+        ("G-P-T-4 and G.P.T.-4 agree.", f"{R} and {R} agree."),
+        ("Ask Cl@ude, or L1ama 3.", f"Ask {R}, or {R}."),
+        ("Ant#ropic and Micro$oft said so.", f"{R} and {R} said so."),
+        ("I'm Q w e n, and Gem1n1 Pro is not.", f"I'm {R}, and {R} is not."),
+        ("Model: GP7-4o", f"Model: {R}"),
+        ("Try Gemm@ 2 or M1stral-7B.", f"Try {R} or {R}."),
+    ],
+)
+def test_digits_and_symbols_standing_for_letters(text: str, expected: str) -> None:
+    scrubber = Scrubber(["acme-bot"])
+    out, marks = scrubber.scrub_marks(text)
+    assert out == expected
+    assert scrubber.scrub(out)[1] == Counter()
+    # A name written with stand-ins is disguised; a frame around one is too.
+    assert {m.kind for m in marks} == {"disguised"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Convert it to mp3, check the H2O level and the 4th, 1st and 3rd rows.",
+        "The 3D data; write it in C# or F#; mail me@example.com; 10px, 4z^2 - 9x.",
+        "Mark it P1 for the Y1 class; the Ph1 gene; 0PT is a typo.",
+        "nums1, arr1[i], node1 and l33t sp34k; the R2D2 toy costs $5.",
+        "Elevated GPT and AST levels can point to liver damage.",
+    ],
+)
+def test_digits_that_are_digits_stay(text: str) -> None:
+    assert scrubbed(Scrubber(["acme-bot"]), text) == (text, {})
+
+
+# --- names in Chinese, Japanese and Korean -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "counts"),
+    [
+        ("我是通义千问，由阿里云开发。", f"我是{R}，由{R}开发。", {"self_identification": 2}),
+        ("文心一言和智谱清言都能写诗。", f"{R}和{R}都能写诗。", {"family_alias": 2}),
+        ("不懂就百度一下。", f"不懂就{R}一下。", {"vendor": 1}),
+        ("豆包大模型和混元大模型", f"{R}大模型和{R}大模型", {"family_alias": 2}),
+        ("深度求索、字节跳动和零一万物", f"{R}、{R}和{R}", {"vendor": 3}),
+        ("我是豆包。", f"我是{R}。", {"self_identification": 1}),
+        ("讯飞星火、腾讯混元、商汤日日新", f"{R}、{R}、{R}{R}", None),
+        ("私はクロードです。", f"私は{R}です。", {"self_identification": 1}),
+        ("オープンAIのチャットGPTとアンソロピック", f"{R}の{R}と{R}", None),
+        (
+            "안녕하세요, 저는 클로드입니다.",
+            f"안녕하세요, 저는 {R}입니다.",
+            {"self_identification": 1},
+        ),
+        ("오픈AI의 챗GPT와 구글의 제미나이", f"{R}의 {R}와 {R}의 {R}", None),
+        ("Baidu's ERNIE Bot and ByteDance's Doubao", f"{R}'s {R} Bot and {R}'s {R}", None),
+    ],
+)
+def test_names_in_chinese_japanese_and_korean(
+    text: str, expected: str, counts: dict[str, int] | None
+) -> None:
+    out, found = scrubbed(Scrubber(["acme-bot"]), text)
+    assert out == expected
+    if counts is not None:
+        assert found == counts
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # 百川 and 通义 and 文心 are also ordinary Chinese; so are 豆包 (a bean bun), 混元, 商汤,
+        # 日日新 and 月之暗面; the characters of a name (月, 智能, 通) appear everywhere.
+        "海纳百川，有容乃大。《白虎通义》和《文心雕龙》是古书。",
+        "早餐我吃了两个豆包。道家讲混元一气。商汤灭夏。苟日新，日日新。",
+        "平克·弗洛伊德的专辑《月之暗面》。今晚的月亮很圆，智能手机很贵，通知已发出。",
+        "我是克劳德·莫奈的粉丝。我是学生。这是阿里巴巴与四十大盗的故事。",
+        "クロード・モネの睡蓮。ラマはアンデスの動物。写真のメタデータ。ジェミニ計画。",
+        "라마단 기간입니다. 달라이 라마는 지도자입니다. 메타버스. 저는 클로드 모네를 좋아해요.",
+        "저는 클로드를 좋아해요. 구글에서 검색했어요.",
+    ],
+)
+def test_ordinary_chinese_japanese_and_korean_stays(text: str) -> None:
+    assert scrubbed(Scrubber(["acme-bot"]), text) == (text, {})
+
+
+# --- frames: a model describing itself and its maker ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I am a large language model developed by [redacted].", f"I am {R}."),
+        ("I am a large language model trained by OpenAI.", f"I am {R}."),
+        ("As an AI language model developed by OpenAI, I can't.", f"As {R}, I can't."),
+        ("I'm an AI assistant created by Anthropic.", f"I'm {R}."),
+        ("I am Gemini, a large language model from Google.", f"I am {R}."),
+        ("I'm a model trained by a team of researchers at a tech company.", f"I'm {R}."),
+        ("I am ChatGPT, a large language model trained by OpenAI (GPT-4).", f"I am {R} ({R})."),
+        ("Je suis un modèle de [redacted].", f"Je suis {R}."),
+        ("Je suis Mistral, un modèle de Mistral AI.", f"Je suis {R}."),
+        ("Ich bin ein großes Sprachmodell, das von Google trainiert wurde.", f"Ich bin {R}."),
+        ("Ich bin ein von Acme Labs entwickeltes Sprachmodell.", f"Ich bin {R}."),
+        ("Soy un modelo de lenguaje entrenado por un equipo de investigadores.", f"Soy {R}."),
+        ("Sou o ChatGPT, um modelo de linguagem desenvolvido pela OpenAI.", f"Sou {R}."),
+        ("Sono un assistente virtuale sviluppato da Google.", f"Sono {R}."),
+        ("我是一个由[redacted]开发的大型语言模型。", f"我是{R}。"),
+        ("我是一个大型语言模型，由阿里云开发。", f"我是{R}。"),
+        ("私は[redacted]によって訓練された大規模言語モデルです。", f"私は{R}です。"),
+        ("私はClaudeです。Anthropicが開発したAIアシスタントです。", f"私は{R}です。{R}です。"),
+        ("저는 OpenAI에서 개발한 대규모 언어 모델입니다.", f"저는 {R}입니다."),
+    ],
+)
+def test_frames_are_reduced_to_the_placeholder(text: str, expected: str) -> None:
+    out, counts = scrubbed(Scrubber(["acme-bot"]), text)
+    assert out == expected
+    assert counts["frame"] == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # No maker: says only what every candidate is.
+        "As an AI language model, I cannot browse the internet.",
+        "I am a large language model, so I may make mistakes.",
+        # A person, a third party, or no frame at all.
+        "I am a research assistant trained by Professor Lee in statistics.",
+        "I am a big fan of the model trained by my colleague.",
+        "I am writing about a model trained by researchers in 2019.",
+        "The model was developed by a team of researchers at the university.",
+        "As a teacher trained by the state, I follow the curriculum.",
+        "Such a model trained by students can still be useful.",
+        "Je suis un étudiant formé par mes professeurs.",
+        "Como modelo de negocio, esto funciona bien.",
+        "这个模型是由研究人员开发的。我是一个学生，由父母抚养长大。",
+        "私はモデルです。この言語モデルは研究チームが開発しました。",
+        "이 모델은 연구팀이 개발했습니다.",
+    ],
+)
+def test_frame_negatives(text: str) -> None:
+    assert scrubbed(Scrubber(["acme-bot"]), text) == (text, {})
+
+
+def test_a_frame_absorbs_the_names_in_it() -> None:
+    scrubber = Scrubber(["acme-bot"])
+    text = "Hi. I am Claude, an AI assistant created by 0penAI. Bye."
+    out, marks = scrubber.scrub_marks(text)
+    assert out == f"Hi. I am {R}. Bye."
+    # One mark, over the writer's own span from the first name to the maker, disguised since
+    # the maker was; the names' own marks are gone, not counted twice.
+    (mark,) = marks
+    assert text[mark.start : mark.end] == "Claude, an AI assistant created by 0penAI"
+    assert (mark.rule, mark.kind) == ("frame", "disguised")
+    assert scrubber.scrub(text)[1] == {"frame": 1}
+
+
+def test_frames_keep_the_text_around_them_and_never_overlap() -> None:
+    # Property: stitching the input back from the marks gives the output, marks are ordered and
+    # disjoint, and scrubbing the output changes nothing.
+    rng = random.Random(11)
+    pieces = [
+        *(
+            "I am ",
+            "I'm ",
+            "As ",
+            "Je suis ",
+            "我是",
+            "私は",
+            "저는 ",
+            "a large language model ",
+            "an AI ",
+        ),
+        *("un modèle de langage ", "一个由", "開発した", "AIアシスタント", "대규모 언어 모델"),
+        *(
+            "trained by ",
+            "developed by ",
+            "Anthropic",
+            "OpenAI",
+            "0penAI",
+            "Claude",
+            "阿里云",
+            "开发的",
+        ),
+        *(
+            "大型语言模型",
+            "によって",
+            "에서 개발한 ",
+            R,
+            ", ",
+            ". ",
+            "\n",
+            "です。",
+            "입니다.",
+            "the team at ",
+        ),
+    ]
+    scrubber = Scrubber(["acme-bot"])
+    for _ in range(1000):
+        text = "".join(rng.choices(pieces, k=rng.randint(1, 9)))
+        out, marks = scrubber.scrub_marks(text)
+        assert_marks_rebuild(text, out, marks, R)
+        assert scrubber.scrub(out)[1] == Counter(), (text, out)

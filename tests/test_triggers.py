@@ -1,5 +1,5 @@
 """Searching near the names only (judge.blinding.triggers) finds what searching the whole text
-finds.
+finds; so does trying frames only at their subjects near their nouns.
 
 The reference is the same scrubber with anchors switched off (`Triggers.anchors` returning None
 makes every rule search the whole text, as before the windows): outputs and marks must agree on
@@ -12,7 +12,7 @@ import pytest
 
 from judge import Scrubber
 from judge.blinding.scrub_quality import load_corpus
-from judge.blinding.triggers import Reach, Triggers, near, windows
+from judge.blinding.triggers import Reach, Triggers, at, near, starts_before, windows
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "scrub_corpus.jsonl"
 FILLER = "The answer depends on the data. " * 12
@@ -41,6 +41,21 @@ EDGES = [
     FILLER + "I am a model trained by" + " " * 200 + "the team at\n\n\n   OpenAI.",
     FILLER + "Our parent company is Google. My creators at Meta (LLaMA) say hi.",
     FILLER + "Je suis un modèle entraîné par Mistral AI. Ich bin von Google entwickelt.",
+    # Frames, with and without a name: the subject far before the noun (whitespace, four long
+    # words, a German maker before its verb), the noun far before the end, frames side by side.
+    FILLER + "I am" + " " * 300 + "a large language model trained by a small research lab.",
+    "As an extraordinarily-helpful, conscientiously-designed, multilingually-capable,"
+    " thoroughly-evaluated AI model developed by [redacted], I can help." + FILLER,
+    "Ich bin ein von einem kleinen aber ausgesprochen ehrgeizigen Team"
+    " entwickeltes außerordentlich leistungsfähiges Sprachmodell." + FILLER,
+    FILLER + "I'm an AI assistant built by the researchers at the Acme Labs of Springfield"
+    " Massachusetts Institute. I am a model. As a model trained by OpenAI, I",
+    "我是一个由" + "某" * 29 + "开发的大型语言模型。" + FILLER + "作为AI助手，由[redacted]训练的。",
+    FILLER
+    + "\n[redacted]が開発したAIアシスタントです。"
+    + "私は、ある研究チームによって開発された言語モデルです。",
+    "저는 한 연구팀에 의해 개발된 인공지능입니다. " * 3 + FILLER,
+    "model " * 80 + "I am " * 40 + "an AI developed by Anthropic." + " as AI" * 60,
 ]
 
 
@@ -74,5 +89,17 @@ def test_near_is_finditer_for_anchored_matches() -> None:
     names = [m.span() for m in re.finditer("Claude", text)]
     spans = windows(text, names, Reach(before=8, after=4))
     found = [m.span() for m in near(pattern, text, spans)]
+    assert found == [m.span() for m in pattern.finditer(text)]
+    assert len(found) == 2
+
+
+def test_starts_before_and_at_are_finditer_for_subject_anchored_matches() -> None:
+    # Matches start at a subject ("I am") and reach a noun ("model") at most 12 letters on.
+    pattern = re.compile(r"I am(?:\s+\w+){0,2}?\s+model")
+    text = "x " * 300 + "I am a   model; I am model" + " y" * 300 + "I am not a b c model"
+    subjects = [m.start() for m in re.finditer("I am", text)]
+    nouns = [m.start() for m in re.finditer("model", text)]
+    starts = starts_before(text, subjects, nouns, 12)
+    found = [m.span() for m in at(pattern, text, starts)]
     assert found == [m.span() for m in pattern.finditer(text)]
     assert len(found) == 2

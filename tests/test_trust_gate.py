@@ -57,6 +57,10 @@ def test_thresholds_are_strict_config() -> None:
     [
         # Human-level on reliable labels: trusted.
         (SIGNAL, _est(0.0, -0.04, 0.04), RELIABLE, 500, "trusted", "human-level", set()),
+        # The whole interval above +margin: better than the humans, and trusted.
+        (SIGNAL, _est(0.2, 0.15, 0.25), RELIABLE, 500, "trusted", "better than humans", set()),
+        # Above 0 but reaching under +margin: human-level, not better.
+        (SIGNAL, _est(0.12, 0.05, 0.19), RELIABLE, 500, "trusted", "human-level", set()),
         # Human-level on unreliable labels (MT-Bench's case): provisional, and the labels,
         # not the judge, are what failed.
         (SIGNAL, _est(0.0, -0.04, 0.04), UNRELIABLE, 500, "provisional", "human-level", {"labels"}),
@@ -200,8 +204,10 @@ def test_calibrate_names_the_stratum_where_the_judge_fails() -> None:
     [
         # A perfect judge is never untrusted: trusted when the labels are reliable, else
         # provisional (humans right 70% / 85% of the time agree only to alpha ~0.3 / ~0.56).
-        ("perfect", 200, 0.70, "provisional", "human-level"),
-        ("perfect", 200, 0.85, "provisional", "human-level"),
+        # Beside such noisy humans it agrees with their consensus by more than the margin
+        # better than they agree with each other: better than the humans, not merely level.
+        ("perfect", 200, 0.70, "provisional", "better than humans"),
+        ("perfect", 200, 0.85, "provisional", "better than humans"),
         ("perfect", 200, 0.95, "trusted", "human-level"),
         # One more human: human-level (600 items give both tests their power).
         ("human-level", 600, 0.85, "provisional", "human-level"),

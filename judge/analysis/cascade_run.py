@@ -40,6 +40,9 @@ class CascadeLevel:
     holdout_agreement: float | None
     """Agreement with humans on the held-out labelled pairs it decided."""
     holdout_decided: int
+    reason: str | None = None
+    """Why it decides nothing: too few labels to certify any threshold (with the count the
+    first test needs), or a judge that disagrees too often even where it is surest."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,7 @@ def cascade_from_run(
                 else None
             ),
             holdout_decided=int((held.decided_by == i).sum()),
+            reason=cut_.reason,
         )
         for i, (lv, cut_) in enumerate(zip(levels, cascade.levels, strict=True))
     )

@@ -1,7 +1,8 @@
 """Blinding: opaque ids, shuffled presentation orders and pairs (`blind`), the unblinding key
 kept apart (`key`), identity markers scrubbed however disguised (`scrubber`, `lexicon`,
-`phrases`, `triggers`), outputs that address the judge flagged (`injection`), and the canary
-responses that test a judge (`canaries`)."""
+`phrases`, `triggers`), outputs that address the judge flagged (`injection`, with its
+wordings per language in `wordings` and the encodings it reads through in `decoding`), and
+the canary responses that test a judge (`canaries`)."""
 
 from judge.exports import lazy_exports
 

@@ -26,10 +26,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from judge.normalise import UNSPACED
+
 Kind = Literal["vendor", "alias"]
 
-# Scripts written without spaces between words (CJK ideographs, kana, hangul).
-_UNSPACED = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_UNSPACED = UNSPACED
 # Letter runs of lower-cased text: the tokens that triggers are compared with.
 LETTER_RUN = re.compile(f"[^\\W\\d_{_UNSPACED}]+")
 
@@ -80,10 +81,12 @@ _V_TOKEN = r"(?i:v\d+(?:\.\d+)*)"
 # "我是Claude" and "Claudeです" hold a name between two boundaries.
 _WORDISH = f"[^\\W_{_UNSPACED}]"
 _END = f"(?!{_WORDISH})"
-NAME_START = f"(?<!{_WORDISH})"
-NAME_END = _END
+NAME_START = f"(?:(?<!{_WORDISH})|(?=[{_UNSPACED}]))"
+NAME_END = f"(?:{_END}|(?<=[{_UNSPACED}]))"
 """A name starts and ends at a boundary between a letter or digit and anything else. Underscore
-counts as a boundary, so "openai_api" is caught; "metadata", "gptq", "palmtree" are not."""
+counts as a boundary, so "openai_api" is caught; "metadata", "gptq", "palmtree" are not. A name
+in a script written without spaces has no such boundary ("用通义千问Qwen"); its own pattern
+says where it may stand (`_cjk`)."""
 
 # First unit: a glued or separated version ("llama2", "GPT-4o", "claude-v1"), a tier
 # ("claude-instant"), or after a space a short version number or size ("Llama 2", "Claude 3",
@@ -229,6 +232,39 @@ def _phrase(family: str, kind: Kind, text: str) -> Term:
     upper = r"\s+".join(re.escape(w.upper()) for w in words)
     first = [w.lower() for w in words[:2]]
     return _raw(family, kind, text, f"{titled}|{upper}", pairs=[(first[0], first[1])])
+
+
+_KATAKANA = "\u30a1-\u30fa\u30fc"
+_HANGUL = "\uac00-\ud7af"
+# What may follow a Korean name in its word: case particles and the copula ("클로드는",
+# "제미나이입니다", "라마의"). Anything else makes it part of a longer word ("라마단", Ramadan).
+_PARTICLES = (
+    "(?:은|는|이|가|을|를|의|와|과|로|으로|에|에서|에게|한테|도|만|랑|이랑|처럼|보다"
+    "|입니다|이다|예요|이에요|이며|이고|이라는|라는|이라고|라고)"
+)
+
+
+def _cjk(
+    family: str, kind: Kind, text: str, *, ambiguous: bool = False, not_after: str = ""
+) -> Term:
+    """A name in Chinese characters, kana or hangul, found by substring (these scripts have no
+    letter-run tokens). Chinese writes no boundary between words, so a Chinese name stands
+    anywhere ("百度一下" is still Baidu); a katakana name is not part of a longer katakana word
+    ("メタデータ", metadata, holds メタ); a hangul name starts a word and ends it or a particle.
+    `not_after`: characters it may not follow ("一千问" is a thousand questions, not Qwen)."""
+    if re.match(f"[{_KATAKANA}]", text):
+        not_after += _KATAKANA
+    if re.match(f"[{_HANGUL}]", text):
+        not_after += _HANGUL
+    first = re.escape(text[0])
+    # The first character is matched before the look back, so that a regex engine trying
+    # the lexicon's alternatives passes over this one after comparing one character.
+    pattern = first + (f"(?<![{not_after}]{first})" if not_after else "") + re.escape(text[1:])
+    if re.search(f"[{_KATAKANA}]$", text):
+        pattern += f"(?![{_KATAKANA}])"
+    if re.search(f"[{_HANGUL}]$", text):
+        pattern += f"(?={_PARTICLES}{{0,2}}(?![{_HANGUL}]))"
+    return _raw(family, kind, text, pattern, needles=[text.lower()], ambiguous=ambiguous)
 
 
 def _company_ai(family: str, name: str) -> Term:
@@ -463,6 +499,92 @@ LEXICON: tuple[Term, ...] = (
     _word("ibm", _A, "Granite", weak=True),
     _company_ai("stability", "Stability"),
     _word("stability", _A, "StableLM"),
+    # Chinese vendors and models in Latin letters. Big companies are ambiguous, as Google is:
+    # an answer about TikTok names ByteDance without naming a model.
+    _word("baidu", _V, "Baidu"),
+    _exact("baidu", _A, "ERNIE"),
+    _word("baidu", _A, "Ernie", ambiguous=True),
+    _word("baidu", _A, "Wenxin"),
+    _word("bytedance", _V, "ByteDance", ambiguous=True),
+    _word("bytedance", _A, "Doubao"),
+    _word("tencent", _V, "Tencent", ambiguous=True),
+    _word("tencent", _A, "Hunyuan"),
+    _word("iflytek", _V, "iFlytek"),
+    _word("sensetime", _V, "SenseTime"),
+    _word("sensetime", _A, "SenseNova"),
+    # "minimax" is also the game-theory rule; the company writes MiniMax.
+    _exact("minimax", _V, "MiniMax"),
+    # --- the same families in Chinese, Japanese and Korean -------------------------------------
+    # Ambiguous where the word is also ordinary Chinese: 通义 (a word of classical
+    # titles, 《白虎通义》), 文心 (《文心雕龙》), 混元 (Daoist cosmology), 百川 (海纳百川,
+    # "all rivers"), 豆包 (a bean bun), 商汤 (King Tang of Shang), 日日新 ("new every
+    # day", the Great Learning), 月之暗面 (the dark side of the moon), 星火 (a spark),
+    # and the big companies. 百度 is the vendor even as a verb: "百度一下" names it.
+    _cjk("alibaba", _A, "通义千问"),
+    _cjk("alibaba", _A, "通义", ambiguous=True),
+    _cjk("alibaba", _A, "千问", not_after="一二三四五六七八九十百千万两几数0-9"),
+    _cjk("alibaba", _V, "阿里云"),
+    _cjk("alibaba", _V, "阿里巴巴", ambiguous=True),
+    _cjk("baidu", _V, "百度"),
+    _cjk("baidu", _A, "文心一言"),
+    _cjk("baidu", _A, "文心", ambiguous=True),
+    _cjk("tsinghua", _V, "智谱"),
+    _cjk("tsinghua", _V, "智谱AI"),
+    _cjk("tsinghua", _A, "智谱清言"),
+    _cjk("moonshot", _V, "月之暗面", ambiguous=True),
+    _cjk("moonshot", _V, "月之暗面科技"),
+    _cjk("deepseek", _V, "深度求索"),
+    _cjk("bytedance", _V, "字节跳动"),
+    _cjk("bytedance", _A, "豆包", ambiguous=True),
+    _cjk("iflytek", _V, "科大讯飞"),
+    _cjk("iflytek", _V, "讯飞"),
+    _cjk("iflytek", _A, "讯飞星火"),
+    _cjk("iflytek", _A, "星火", ambiguous=True),
+    _cjk("tencent", _V, "腾讯", ambiguous=True),
+    _cjk("tencent", _A, "腾讯混元"),
+    _cjk("tencent", _A, "混元", ambiguous=True),
+    _cjk("01ai", _V, "零一万物"),
+    _cjk("baichuan", _V, "百川智能"),
+    _cjk("baichuan", _A, "百川", ambiguous=True),
+    _cjk("minimax", _V, "稀宇"),
+    _cjk("minimax", _V, "稀宇科技"),
+    _cjk("minimax", _A, "海螺AI"),
+    _cjk("sensetime", _V, "商汤科技"),
+    _cjk("sensetime", _V, "商汤", ambiguous=True),
+    _cjk("sensetime", _A, "日日新", ambiguous=True),
+    _cjk("google", _V, "谷歌", ambiguous=True),
+    _cjk("microsoft", _V, "微软", ambiguous=True),
+    _cjk("anthropic", _A, "克劳德", ambiguous=True),
+    # Japanese: クロード is also Claude Monet (クロード・モネ), ジェミニ the Gemini
+    # programme, ラマ the animal, バード a bird; アンソロピック and the "オープン" and
+    # "チャット" forms are only names.
+    _cjk("anthropic", _V, "アンソロピック"),
+    _cjk("anthropic", _A, "クロード", ambiguous=True),
+    _cjk("openai", _V, "オープンAI"),
+    _cjk("openai", _V, "オープンエーアイ"),
+    _cjk("openai", _A, "チャットGPT"),
+    _cjk("openai", _A, "チャットジーピーティー"),
+    _cjk("google", _V, "グーグル", ambiguous=True),
+    _cjk("google", _A, "ジェミニ", ambiguous=True),
+    _cjk("google", _A, "バード", ambiguous=True),
+    _cjk("meta", _V, "メタ", ambiguous=True),
+    _cjk("meta", _A, "ラマ", ambiguous=True),
+    _cjk("mistral", _A, "ミストラル", ambiguous=True),
+    _cjk("deepseek", _A, "ディープシーク"),
+    _cjk("microsoft", _V, "マイクロソフト", ambiguous=True),
+    # Korean: 제미나이 is the model (the constellation is 쌍둥이자리, the programme 제미니); 클로드
+    # is also the given name, 라마 the animal and the Dalai Lama.
+    _cjk("anthropic", _V, "앤트로픽"),
+    _cjk("anthropic", _A, "클로드", ambiguous=True),
+    _cjk("openai", _V, "오픈AI"),
+    _cjk("openai", _A, "챗GPT"),
+    _cjk("google", _V, "구글", ambiguous=True),
+    _cjk("google", _A, "제미나이"),
+    _cjk("meta", _V, "메타", ambiguous=True),
+    _cjk("meta", _A, "라마", ambiguous=True),
+    _cjk("mistral", _A, "미스트랄", ambiguous=True),
+    _cjk("deepseek", _A, "딥시크"),
+    _cjk("microsoft", _V, "마이크로소프트", ambiguous=True),
 )
 """Vendors and model names by family. Extend through config `extra_markers` (always scrubbed)
 and `scrub_ambiguous` (an ambiguous word scrubbed everywhere)."""

@@ -3,17 +3,20 @@
 A judge must not learn which system wrote a response; its text gives it away through system
 names, vendor and model names of every known family (a fine-tuned or in-house system says what
 its base model said), self-identification ("I am Claude", "je suis Mistral", "我是…"),
-signatures ("— Claude", "Sent from GPT-4", "Gemini here") and configured extra markers.
+signatures ("— Claude", "Sent from GPT-4", "Gemini here"), configured extra markers, and the
+sentence a model describes itself and its maker with, whether the maker is named, already
+replaced or generic ("I am a large language model trained by [redacted]", a *frame*).
 `Scrubber` removes each of them (the rules are `RULES`); `judge.blinding.blind` applies it to every
 response together with opaque ids and seeded order.
 
 Matching runs on the normalised text (`judge.normalise`: look-alike letters, fullwidth forms,
-zero-width characters, hyphen variants and spaced-out letters undone); each match is mapped
-back, and only the marker's span of the writer's text is replaced.
+zero-width characters, hyphen variants, spaced-out letters and digits standing for letters
+undone); each match is mapped back, and only the marker's span of the writer's text is replaced.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -39,6 +42,11 @@ from judge.blinding.phrases import (
     CLAIM,
     CLAIM_ENDS,
     ENDS_TEXT,
+    FRAME_NOUN_NEEDLES,
+    FRAME_NOUN_TOKENS,
+    FRAME_SUBJECT_NEEDLES,
+    FRAME_SUBJECT_PAIRS,
+    FRAME_SUBJECT_TOKENS,
     HERE_LEAD,
     HERE_TRAIL,
     HHH,
@@ -51,8 +59,16 @@ from judge.blinding.phrases import (
     RUN_JOIN,
     SIGN_LEAD,
     SIGN_TRAIL,
+    frame_pattern,
 )
-from judge.blinding.triggers import Reach, Triggers, at, near, windows
+from judge.blinding.triggers import (
+    Reach,
+    Triggers,
+    at,
+    near,
+    starts_before,
+    windows,
+)
 from judge.errors import ConfigError
 from judge.normalise import disguised, normalise
 
@@ -65,15 +81,22 @@ RULES: tuple[str, ...] = (
     "self_identification",
     "signature",
     "extra_marker",
+    "frame",
 )
-"""Rule names: the keys of the counts returned by `Scrubber.scrub` and of `ScrubReport.by_rule`."""
+"""Rule names: the keys of the counts returned by `Scrubber.scrub` and of `ScrubReport.by_rule`.
+A `frame` replaces a whole self-description ("a large language model trained by OpenAI"),
+names in it included: one placeholder, counted once, as a frame."""
 
 KINDS: tuple[str, ...] = ("plain", "disguised", "self_introduction", "signature")
 """What kind of marker each replacement was (`ScrubReport.by_kind`): `disguised` when the
 writer's characters differ from the normalised ones the match was found in (look-alike letters,
 invisible characters, spaced-out letters), else `signature` and `self_introduction` by rule,
 else `plain` (a name written as such)."""
-_KIND_OF_RULE = {"signature": "signature", "self_identification": "self_introduction"}
+_KIND_OF_RULE = {
+    "signature": "signature",
+    "self_identification": "self_introduction",
+    "frame": "self_introduction",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +121,14 @@ _Edit = tuple[int, int, str]
 
 # Placeholder passes are bounded: each pass only replaces names, so two suffice in practice.
 _MAX_PASSES = 5
+# Names a digit or symbol may spell once read as letters ("GP7", "C1aude"): shorter ones and
+# weak ones ("pi", "yi", "phi") are everyday labels ("P1", "Y1", "Ph1").
+_MIN_STAND_IN_NAME = 3
 _WINDOW = 80
 _CAPITALISED_WORD = re.compile(r"\s+[A-Z][a-z]")
+_NEXT_WORD = re.compile(r"[^\S\n]+[^\W\d_]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+_SENTENCE_END = re.compile(r"[。！？!?\n]")
 # How far a rule's match reaches around the name (or "harmless") in it, in non-space characters,
 # with room to spare (a name rule's match starts at the name, `judge.blinding.triggers.at`): a
 # name's
@@ -130,8 +159,11 @@ def _alternation(patterns: Iterable[str]) -> str:
 
 def _ordered(terms: Iterable[Term]) -> list[Term]:
     # Longer names first ("GPT-J" before "GPT", "Mistral AI" before "Mistral"); at equal
-    # length the unambiguous spelling first ("LLaMA" before "Llama").
-    return sorted(terms, key=lambda t: (-len(t.label), t.ambiguous, t.label))
+    # length the unambiguous spelling first ("LLaMA" before "Llama"). Names in other scripts
+    # last: they never start where a Latin one does, and a Latin name is found sooner.
+    return sorted(
+        terms, key=lambda t: (not t.label[0].isascii(), -len(t.label), t.ambiguous, t.label)
+    )
 
 
 class Scrubber:
@@ -210,6 +242,21 @@ class Scrubber:
         self._after_list = re.compile(LIST_JOIN + sure)
         self._before_list = re.compile(sure + LIST_JOIN + r"\Z")
 
+        # Frames hold no name of their own: they are tried at their subjects, near their nouns.
+        self._frame = re.compile(frame_pattern(placeholder))
+        self._frame_nouns = Triggers()
+        self._frame_nouns.add(FRAME_NOUN_TOKENS, (), FRAME_NOUN_NEEDLES)
+        self._frame_subjects = Triggers()
+        self._frame_subjects.add(FRAME_SUBJECT_TOKENS, FRAME_SUBJECT_PAIRS, FRAME_SUBJECT_NEEDLES)
+        self._frame_before = _frame_before(placeholder)
+        self._gate = Triggers()
+        self._gate.include(self._triggers)
+        self._gate.include(self._frame_nouns)
+        weak = {token for t in LEXICON if t.weak for token in t.triggers}
+        self._names = frozenset(
+            w for w in self._triggers.words() - weak if len(w) >= _MIN_STAND_IN_NAME
+        )
+
     # --- public ---------------------------------------------------------------------------------
 
     def scrub(self, text: str) -> tuple[str, Counter[str]]:
@@ -219,20 +266,31 @@ class Scrubber:
 
     def scrub_marks(self, text: str) -> tuple[str, list[Mark]]:
         """The text with every identity marker replaced, and each replaced span of `text`."""
-        norm = normalise(text)
-        if not self._triggers.present(norm.text):
+        norm = normalise(text, self._names)
+        if not self._gate.present(norm.text):
+            return text, []
+        names = self._triggers.present(norm.text)
+        frames = self._frame_nouns.present(norm.text) and (
+            self._frame_subjects.present(norm.text) or _KANA.search(norm.text) is not None
+        )
+        if not names and not frames:
             return text, []
         work = _Work(text, norm.text, norm.positions(), self._anchors)
         # Replacing a name can put an ambiguous word next to a placeholder (a model context),
         # so passes repeat until nothing changes: scrubbing twice changes nothing more.
+        framed = None  # the text frames were last looked for in: no need to look again
         for _ in range(_MAX_PASSES):
             before = len(work.marks)
-            self._pass(work)
+            if names:
+                self._pass(work)
+            if frames and work.text is not framed:
+                self._frames(work)
+                framed = work.text
             if len(work.marks) == before:
                 break
-        if not work.marks:
+        marks = sorted(work.kept(), key=lambda m: m.start)
+        if not marks:
             return text, []
-        marks = sorted(work.marks, key=lambda m: m.start)
         parts, last = [], 0
         for mark in marks:
             parts += [text[last : mark.start], self.placeholder]
@@ -279,6 +337,22 @@ class Scrubber:
         work.apply(self._attribution, _ATTRIBUTION_REACH, self._on_attribution, p)
         work.apply(self._family, None, lambda m: self._on_family(m, work), p)
 
+    def _frames(self, work: _Work) -> None:
+        text = work.text
+        nouns = self._frame_nouns.anchors(text, ())
+        subjects = self._frame_subjects.anchors(text, ())
+        if nouns is None or subjects is None:
+            matches = self._frame.finditer(text)
+        else:
+            if _KANA.search(text) is not None:  # a Japanese frame may start a sentence instead
+                ends = (m.end() for m in _SENTENCE_END.finditer(text))
+                subjects = sorted({0, *subjects, *ends})
+            starts = starts_before(text, subjects, nouns, self._frame_before)
+            matches = at(self._frame, text, starts)
+        edits = [(*_frame_span(m), "frame") for m in matches]
+        if edits:
+            work.replace(edits, self.placeholder)
+
     def _on_claim(self, m: re.Match[str]) -> _Edit | None:
         if m.group("keep") is not None:
             return None
@@ -291,8 +365,10 @@ class Scrubber:
                 return None  # "I'm a Gemini" (the star sign)
             if not m.group("tail") and _CAPITALISED_WORD.match(s, end):
                 return None  # "I am Claude Monet"
-            if m.group("cjk") is not None and s[end : end + 1] in CJK_NOT_A_CLAIM:
-                return None  # "我是Claude的粉丝": a fan of Claude
+            if m.group("cjk") is not None and (
+                s[end : end + 1] in CJK_NOT_A_CLAIM or _NEXT_WORD.match(s, end)
+            ):
+                return None  # "我是Claude的粉丝": a fan of Claude; "저는 클로드 모네의 ..."
         return m.end("pre"), end, "self_identification"
 
     def _on_maker_before_verb(self, m: re.Match[str]) -> _Edit | None:
@@ -330,7 +406,6 @@ class Scrubber:
     def _on_family(self, m: re.Match[str], work: _Work) -> _Edit | None:
         if m.group("keep") is not None:
             return None
-        name, tail = m.group("name"), m.group("tail")
         term = self._classify(m)
         if (
             term.ambiguous
@@ -338,24 +413,25 @@ class Scrubber:
             # Nobody disguises the star sign: "g e m i n i" or "Сlaude" (Cyrillic С) is a name
             # written to slip past a word list.
             and not disguised(work.source_text(m.start(), m.end()), m.group(0))
-            and not self._model_context(m.string, m.start(), m.end(), term, name, tail)
+            and not self._model_context(m, term, work.starts())
         ):
             return None
         if term.kind == "vendor":
             return m.start("name"), m.end("name"), "vendor"  # a vendor has no version
         return m.start(), m.end(), "family_alias"
 
-    def _model_context(
-        self, s: str, start: int, end: int, term: Term, name: str, tail: str
-    ) -> bool:
-        capitalised = name[:1].isupper()
+    def _model_context(self, m: re.Match[str], term: Term, anchors: Sequence[int] | None) -> bool:
+        s, start, end = m.string, m.start(), m.end()
+        name, tail = m.group("name"), m.group("tail")
+        # Chinese, Japanese and Korean have no case: a name in them reads as a capitalised one.
+        capitalised = not name[:1].islower()
         if tail and term.kind == "alias" and (not tail[0].isspace() or capitalised):
             return True
         window = s[max(0, start - _WINDOW) : start]
         after = self._after_run.match(s, end)
         if after and (capitalised or not any(c.isspace() for c in after.group("j"))):
             return True
-        before = self._before_run.search(window)
+        before = _ending_at(self._before_run, s, start, anchors)
         if before and (capitalised or not any(c.isspace() for c in before.group("j"))):
             return True
         if term.weak or not capitalised:
@@ -366,8 +442,41 @@ class Scrubber:
             AFTER_AI_NOUN.match(s, end)
             or BEFORE_AI_NOUN.search(window)
             or self._after_list.match(s, end)
-            or self._before_list.search(window)
+            or _ending_at(self._before_list, s, start, anchors)
         )
+
+
+def _ending_at(
+    pattern: re.Pattern[str], s: str, end: int, anchors: Sequence[int] | None
+) -> re.Match[str] | None:
+    """The first match of `pattern` (a name or the placeholder, then a join, then `\\Z`) that
+    ends at `end`, starting at most `_WINDOW` characters before it. Every such match starts at
+    an anchor: tried there only, since a names alternation tried at every position of the
+    window is the scrubber's dearest search."""
+    lo = max(0, end - _WINDOW)
+    if anchors is None:
+        return pattern.search(s, lo, end)
+    for anchor in anchors[bisect.bisect_left(anchors, lo) :]:
+        if anchor >= end:
+            break
+        if (found := pattern.match(s, anchor, end)) is not None:
+            return found
+    return None
+
+
+def _frame_span(m: re.Match[str]) -> tuple[int, int]:
+    """What a frame match replaces: its description, not its subject ("I am ")."""
+    group = next(g for g in ("body", "cjk", "bare") if m.group(g) is not None)
+    return m.span(group)
+
+
+def _frame_before(placeholder: str) -> int:
+    # How far a frame's start (its subject) may be before its noun, in non-space characters,
+    # with words of up to 20 letters (or the placeholder): a subject, a placeholder, an article
+    # and four words, or in German a maker of six words and its verb ("ein von ...
+    # entwickeltes großes Sprachmodell"), or in Chinese and Japanese a maker of 30 characters.
+    word = max(20, len(placeholder)) + 1
+    return 12 * word + 40
 
 
 def _whole(rule: str) -> Callable[[re.Match[str]], _Edit | None]:
@@ -387,7 +496,8 @@ def _on_maker(m: re.Match[str]) -> _Edit | None:
 
 class _Work:
     """The normalised text being scrubbed, where each of its characters came from in the input
-    (-1 for placeholder characters), and the marks replaced so far."""
+    (-1 - k for the characters of mark k's placeholder), and the marks replaced so far; a mark
+    inside a later one (a name in a frame) is absorbed by it."""
 
     def __init__(
         self,
@@ -400,6 +510,7 @@ class _Work:
         self.text = text
         self.source = source
         self.marks: list[Mark] = []
+        self.absorbed: set[int] = set()
         self._find_anchors = find_anchors
         self._anchored: str | None = None
         self._anchors: _Anchors | None = None
@@ -429,10 +540,18 @@ class _Work:
         if edits:
             self.replace(edits, placeholder)
 
+    def starts(self) -> list[int] | None:
+        """Where names and placeholders may start in the current text (None: anywhere)."""
+        return self._anchors[0] if self._anchors is not None else None
+
     def source_text(self, start: int, end: int) -> str:
         """The input characters the working span [start, end) came from."""
         origin = [i for i in self.source[start:end] if i >= 0]
         return self.original[origin[0] : origin[-1] + 1] if origin else ""
+
+    def kept(self) -> list[Mark]:
+        """The marks not absorbed by a later one: one per placeholder in the output."""
+        return [m for k, m in enumerate(self.marks) if k not in self.absorbed]
 
     def replace(self, edits: Sequence[_Edit], placeholder: str) -> None:
         """Replace each (start, end) span, in order and not overlapping, with the placeholder."""
@@ -440,22 +559,45 @@ class _Work:
         parts: list[str] = []
         kept: list[int] = []
         last = 0
-        filler = [-1] * len(placeholder)
         for start, end, rule in edits:
-            origin = [i for i in source[start:end] if i >= 0]
+            span = source[start:end]
+            origin = [i for i in span if i >= 0]
             if not origin:
                 continue
             first, stop = origin[0], origin[-1] + 1
-            disguised = self.original[first:stop] != text[start:end]
-            kind = "disguised" if disguised else _KIND_OF_RULE.get(rule, "plain")
-            self.marks.append(Mark(first, stop, rule, kind))
+            written, seen, inner_hidden = self.original[first:stop], text[start:end], False
+            if len(origin) < len(span):  # it holds earlier placeholders (a frame, its names)
+                first, stop, written, seen, inner_hidden = self._absorb(first, stop, seen, span)
+            # A frame is a sentence in the writer's language, so its accents and widths are how
+            # that language is written; look-alike letters or invisible characters in it are not.
+            hidden = inner_hidden or (
+                disguised(written, seen) if rule == "frame" else written != seen
+            )
+            kind = "disguised" if hidden else _KIND_OF_RULE.get(rule, "plain")
             parts += [text[last:start], placeholder]
             kept += source[last:start]
-            kept += filler
+            kept += [-1 - len(self.marks)] * len(placeholder)
+            self.marks.append(Mark(first, stop, rule, kind))
             last = end
         parts.append(text[last:])
         kept += source[last:]
         self.text, self.source = "".join(parts), kept
+
+    def _absorb(
+        self, first: int, stop: int, seen: str, span: Sequence[int]
+    ) -> tuple[int, int, str, str, bool]:
+        """The input span of a replacement that holds the marks whose placeholders are in
+        `span` (which are absorbed), the writer's characters and the matched ones outside them,
+        and whether one of them was disguised."""
+        inner = sorted({-1 - i for i in span if i < 0})
+        self.absorbed.update(inner)
+        first = min(first, *(self.marks[k].start for k in inner))
+        stop = max(stop, *(self.marks[k].end for k in inner))
+        written = self.original[first:stop]
+        for mark in sorted((self.marks[k] for k in inner), key=lambda m: -m.start):
+            written = written[: mark.start - first] + written[mark.end - first :]
+        own = "".join(c for c, i in zip(seen, span, strict=True) if i >= 0)
+        return first, stop, written, own, any(self.marks[k].kind == "disguised" for k in inner)
 
 
 def _classifier(terms: Sequence[Term]) -> Callable[[re.Match[str]], Term]:

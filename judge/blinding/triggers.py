@@ -14,17 +14,21 @@ in a response, not its length.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence, Set
 from typing import NamedTuple, TypeVar
 
 from judge.blinding.lexicon import LETTER_RUN
+from judge.normalise import UNSPACED
 
 _T = TypeVar("_T", str, bytes)
+_UNSPACED_CHAR = re.compile(f"[{UNSPACED}]")
 _ASCII_RUN = re.compile(r"[a-z]+")
 _NEXT_ASCII = re.compile(r"[^a-z]*([a-z]+)")
 _NEXT_LETTERS = re.compile(rf"(?s:.*?)({LETTER_RUN.pattern})")
+_BUFFER_TOKEN = re.compile(rb" +([a-z]+)")
 # ASCII letters lower-cased and everything else (other characters encode as "?") a space.
 _ASCII_TOKENS = bytes(c | 0x20 if chr(c).isalpha() and c < 128 else 0x20 for c in range(256))
 
@@ -53,6 +57,9 @@ class Triggers:
         self._singles: set[str] = set()
         self._pairs: set[tuple[str, str]] = set()
         self._needles: set[str] = set()
+        # Needles in scripts without spaces (CJK names) are looked for only in a text that
+        # holds such a script: most texts are spared a search per needle.
+        self._ascii_needles: set[str] = set()
         self._always = False
         self._firsts: frozenset[str] = frozenset()
         self._seconds: dict[str, set[str]] = {}
@@ -62,6 +69,7 @@ class Triggers:
         self._ascii: tuple[frozenset[bytes], frozenset[bytes], frozenset[tuple[bytes, bytes]]]
         self._ascii = (frozenset(), frozenset(), frozenset())
         self._ascii_words: frozenset[bytes] = frozenset()
+        self._ascii_seconds: dict[bytes, set[bytes]] = {}
 
     def add(
         self,
@@ -74,6 +82,7 @@ class Triggers:
         self._singles.update(singles)
         self._pairs.update(pairs)
         self._needles.update(needles)
+        self._ascii_needles = {n for n in self._needles if not _UNSPACED_CHAR.search(n)}
         self._always |= always
         self._firsts = frozenset(a for a, _ in self._pairs)
         for a, b in self._pairs:
@@ -89,19 +98,40 @@ class Triggers:
             frozenset((a.encode(), b.encode()) for a, b in self._pairs if (a + b).isascii()),
         )
         self._ascii_words = self._ascii[0] | self._ascii[1]
+        self._ascii_seconds = {
+            a.encode(): {b.encode() for b in bs if b.isascii()}
+            for a, bs in self._seconds.items()
+            if a.isascii()
+        }
+
+    def include(self, other: Triggers) -> None:
+        """Hold `other`'s triggers too: one check for several sets, for the texts that hold
+        none of them (most)."""
+        self.add(other._singles, other._pairs, other._needles, always=other._always)
 
     def present(self, text: str) -> bool:
         if self._always:
             return True
         if self._tokens is _ASCII_RUN:
-            if _has_tokens(_ascii_tokens(text), *self._ascii):
+            _, tokens = _token_buffer(text)
+            # One pass over the tokens decides for most texts: none is a trigger's first.
+            if not self._ascii_words.isdisjoint(tokens) and _has_tokens(tokens, *self._ascii):
                 return True
         elif _has_tokens(
             self._tokens.findall(text.lower()), self._singles, self._firsts, self._pairs
         ):
             return True
+        needles = self._needles_for(text)
+        if not needles:
+            return False
         low = text.lower()
-        return any(needle in low for needle in self._needles)
+        return any(needle in low for needle in needles)
+
+    def _needles_for(self, text: str) -> set[str]:
+        if len(self._ascii_needles) == len(self._needles):
+            return self._needles
+        unspaced = not text.isascii() and _UNSPACED_CHAR.search(text) is not None
+        return self._needles if unspaced else self._ascii_needles
 
     def anchors(self, text: str, literals: Sequence[str]) -> list[int] | None:
         """Sorted starts of the trigger tokens, needles and `literals` in `text`: every match
@@ -110,35 +140,65 @@ class Triggers:
         low = text.lower()
         if self._always or len(low) != len(text):
             return None
+        starts = self._ascii_starts(text) if self._tokens is _ASCII_RUN else self._starts(low)
+        for needle in self._needles_for(text):
+            starts += _occurrences(low, needle)
+        for literal in literals:
+            starts += _occurrences(text, literal)
+        return sorted(starts)
+
+    def _ascii_starts(self, text: str) -> list[int]:
+        # In the token buffer (letters, every other character a space) a whole token is found
+        # by one C-level search, however short ("i" of "I am") or common it is.
+        buf, tokens = _token_buffer(text)
         starts: list[int] = []
-        if self._tokens is _ASCII_RUN:
-            words = [w.decode() for w in self._ascii_words.intersection(_ascii_tokens(text))]
-        else:
-            words = list(self._words.intersection(self._tokens.findall(low)))
-        for word in words:
+        for word in self._ascii_words.intersection(tokens):
+            seconds = None if word in self._ascii[0] else self._ascii_seconds[word]
+            key = b" " + word + b" "
+            i = buf.find(key)
+            while i >= 0:
+                end = i + len(key) - 1
+                if seconds is None or _next_token(buf, end) in seconds:
+                    starts.append(i)  # buf is the text shifted by its leading space
+                i = buf.find(key, end)
+        return starts
+
+    def _starts(self, low: str) -> list[int]:
+        starts: list[int] = []
+        for word in self._words.intersection(self._tokens.findall(low)):
             seconds = None if word in self._singles else self._seconds[word]
             for i in _occurrences(low, word):
                 if _whole_token(low, i, len(word)) and (
                     seconds is None or self._second_of(low, i + len(word), seconds)
                 ):
                     starts.append(i)
-        for needle in self._needles:
-            starts += _occurrences(low, needle)
-        for literal in literals:
-            starts += _occurrences(text, literal)
-        return sorted(starts)
+        return starts
 
     def _second_of(self, low: str, end: int, seconds: set[str]) -> bool:
         """Whether the token after the one ending at `end` completes a pair ("open" "ai")."""
         m = self._next.match(low, end)
         return m is not None and m.group(1) in seconds
 
+    def words(self) -> frozenset[str]:
+        """Every token a trigger is made of (first and second of a pair too), lower case."""
+        seconds = {b for _, b in self._pairs}
+        return frozenset(self._singles | self._firsts | seconds)
 
-def _ascii_tokens(text: str) -> list[bytes]:
-    """`_ASCII_RUN.findall(text.lower())`, encoded, in half the time."""
+
+@functools.lru_cache(maxsize=8)
+def _token_buffer(text: str) -> tuple[bytes, list[bytes]]:
+    """`text` lower-cased with every character but an ASCII letter a space (padded with one
+    each side), and its tokens (`_ASCII_RUN.findall(text.lower())`, encoded, in half the
+    time): computed once for the several trigger sets that read one text."""
     # Lower-casing first, as the regex sees it: "K" (Kelvin sign) lower-cases to ASCII "k".
     low = text if text.isascii() else text.lower()
-    return low.encode("ascii", "replace").translate(_ASCII_TOKENS).split()
+    buf = b" " + low.encode("ascii", "replace").translate(_ASCII_TOKENS) + b" "
+    return buf, buf.split()
+
+
+def _next_token(buf: bytes, end: int) -> bytes | None:
+    m = _BUFFER_TOKEN.match(buf, end)
+    return m.group(1) if m is not None else None
 
 
 def _has_tokens(
@@ -198,6 +258,24 @@ def near(
                 continue
             yield m
             pos = max(m.end(), m.start() + 1)
+
+
+def starts_before(
+    text: str, starts: Sequence[int], names: Sequence[int], letters: int
+) -> list[int]:
+    """The sorted `starts` at most `letters` non-space characters before one of the sorted
+    `names` positions (or at it): where a pattern whose matches start at one of `starts` and
+    reach one of `names` that far may match."""
+    out: list[int] = []
+    i = 0
+    for name in names:
+        lo = _back(text, name, letters)
+        while i < len(starts) and starts[i] < lo:
+            i += 1
+        while i < len(starts) and starts[i] <= name:
+            out.append(starts[i])
+            i += 1
+    return out
 
 
 def windows(text: str, names: Sequence[tuple[int, int]], reach: Reach) -> list[tuple[int, int]]:

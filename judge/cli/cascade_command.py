@@ -72,6 +72,8 @@ def cascade(
         typer.echo(
             f"  {level.judge:<32} {at:<18} {level.coverage:6.1%} of pairs   cost/pair {price}"
         )
+        if level.reason:
+            typer.echo(f"    {level.reason}")
     left = f"({len(result.queue)} not labelled yet)"
     typer.echo(f"  {'humans':<32} {'':<18} {result.humans:6.1%} of pairs   {left}")
     if result.agreement is None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:
     from judge.judging.cost_estimate import JudgeEstimate, RunEstimate
@@ -36,9 +37,13 @@ def print_scrub_report(report: ScrubReport) -> None:
         )
     table.add_row("all", *(str(report.by_rule[r]) for r in rules), str(report.total), style="bold")
     _console.print(table)
+    # A frame is a whole self-description ("a large language model trained by ..."): say what
+    # its column counts.
+    frames = report.by_rule.get("frame", 0)
+    framed = f"; frames (a model describing itself and its maker): {frames}" if frames else ""
     _console.print(
         f"{report.total} markers scrubbed; {report.responses_changed} of {report.responses} "
-        "responses changed" + _kinds(report.by_kind)
+        "responses changed" + _kinds(report.by_kind) + framed
     )
 
 
@@ -108,6 +113,7 @@ def print_dry_run(plan: RunEstimate) -> None:
     _console.print(table)
     if not plan.judges:
         _console.print("nothing pending: every request already has a stored response")
+        _print_notes(plan)
         return
     _console.print(
         "sync / batch: every request sent so, nothing cached; prompt-cached: in the judge's "
@@ -117,8 +123,15 @@ def print_dry_run(plan: RunEstimate) -> None:
     for judge, row in plan.judges.items():
         _console.print(
             f"{judge}: ~{row.input_tokens:,} input and ~{row.output_tokens:,} output tokens "
-            f"to send; {_prefix_note(row, plan.min_cacheable_tokens)}"
+            f"to send (~{row.reply.tokens:,} per reply, {row.reply.basis}); "
+            f"{_prefix_note(row, plan.min_cacheable_tokens)}"
         )
+    _print_notes(plan)
+
+
+def _print_notes(plan: RunEstimate) -> None:
+    for note in plan.notes:
+        _console.print(Text.assemble(("before a real run: ", "yellow"), note))
 
 
 def _usd(value: float | None) -> str:

@@ -20,7 +20,10 @@ SIMULATE_HELP = (
 
 def simulate(
     port: Annotated[
-        int, typer.Option(help="Port (0 = any free port; `judge serve` defaults to 8000).")
+        int,
+        typer.Option(
+            help="Port (0 = any free port; `judge serve` defaults to 8000).", min=0, max=65535
+        ),
     ] = SIMULATOR_PORT,
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
     config: Annotated[

@@ -185,7 +185,7 @@ class JudgeSpec(_Strict):
     the reply's usage and priced at the cached rate."""
     recorded: Path | None = None
     """`recorded/...` judges: the JSONL file of recorded verdicts to replay."""
-    max_connections: int = Field(default=16, ge=1)
+    max_connections: int = Field(default=16, ge=1, le=10_000)
     """Requests in flight at once. Limits belong to the provider endpoint: judges sharing one
     get the largest of their values, and worker processes split it."""
     requests_per_minute: float | None = Field(default=None, gt=0)
@@ -194,14 +194,14 @@ class JudgeSpec(_Strict):
     tokens_per_minute: float | None = Field(default=None, gt=0)
     """Client-side token rate limit per endpoint (estimated prompt tokens + max_tokens); null:
     none."""
-    timeout_s: float = Field(default=120.0, gt=0)
+    timeout_s: float = Field(default=120.0, gt=0, le=86_400)
     """Seconds one attempt may take before it is abandoned and retried."""
-    max_attempts: int = Field(default=6, ge=1)
+    max_attempts: int = Field(default=6, ge=1, le=100)
     """Attempts per request (first try included) before it is recorded as failed."""
-    backoff_initial_s: float = Field(default=1.0, gt=0)
+    backoff_initial_s: float = Field(default=1.0, gt=0, le=3_600)
     """Scale of the exponential backoff between attempts (full jitter); a server's
     Retry-After wins when longer."""
-    backoff_max_s: float = Field(default=60.0, gt=0)
+    backoff_max_s: float = Field(default=60.0, gt=0, le=86_400)
     """Longest wait between two attempts (a longer Retry-After still wins)."""
 
     @model_validator(mode="after")

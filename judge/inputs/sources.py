@@ -165,6 +165,13 @@ class Source:
         return DataError(f"cannot read this {kind}: {exc}", path=str(self.path))
 
 
+MAX_LINE_BYTES = 32 * 2**20
+"""The longest JSONL line read (32 MiB): a record is one item or one response, and a text of
+that size is past every judge's context window (about 4 MB for a million tokens); a longer
+line is a file that is not JSON Lines (one array, no newlines) or a mistake, refused before it
+is held in memory whole."""
+
+
 class JsonlSource(Source):
     """A JSON Lines file (`.jsonl`, `.ndjson`, optionally `.gz`): one object per line."""
 
@@ -184,7 +191,16 @@ class JsonlSource(Source):
         records: list[Mapping[str, Any]] = []
         positions: list[int] = []
         offset = 0
-        for number, raw in enumerate(stream, start=1):
+        number = 0
+        while raw := stream.readline(MAX_LINE_BYTES + 1):
+            number += 1
+            if len(raw) > MAX_LINE_BYTES:
+                raise DataError(
+                    f"a line longer than {MAX_LINE_BYTES // 2**20} MiB: each line must be one "
+                    "JSON object (an item or a response), and no judge reads a text that long",
+                    path=str(self.path),
+                    line=number,
+                )
             start, offset = offset, offset + len(raw)
             if number == 1 and raw.startswith(codecs.BOM_UTF8):
                 raw, start = raw[len(codecs.BOM_UTF8) :], start + len(codecs.BOM_UTF8)

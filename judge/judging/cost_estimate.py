@@ -1,6 +1,8 @@
-"""What a run will cost before it is sent: tokens estimated from the prompts, the reply from
-the judge's `max_tokens` (or a typical length), priced as `judge.judging.pricing` prices replies:
-synchronously, in provider batches, and with the prompt cache serving the static prefix.
+"""What a run will cost before it is sent: tokens estimated from the prompts, the reply's
+length from what the judge already replied in this run (measured), else from the rubric's
+reply format (`reply_length`, an assumption the dry run prints), capped by `max_tokens`;
+priced as `judge.judging.pricing` prices replies: synchronously, in provider batches, and with
+the prompt cache serving the static prefix.
 
 The static prefix is the request's leading system message (the rubric's instructions, the
 same in every request of a rubric). The cached estimate assumes the first request of each
@@ -11,13 +13,14 @@ case (a cache entry expires after minutes unused; requests sent at once may all 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from judge.config.run_config import JudgeSpec, RunConfig
 from judge.judging.pricing import price, rate_card
+from judge.rubric.rubrics import Rubric
 from judge.store.run_store import RunStore
 from judge.types import ChatMessage, JudgeRequest, Usage
 
@@ -25,14 +28,25 @@ __all__ = [
     "MIN_CACHEABLE_TOKENS",
     "JudgeEstimate",
     "PrefixEstimate",
+    "ReplyLength",
     "RunEstimate",
     "estimate_run",
     "estimate_tokens",
     "max_tokens",
+    "reply_length",
 ]
 
 _EST_OUTPUT_TOKENS = 400
-"""Expected reply length when the judge sets no `max_tokens` (tokens)."""
+"""The longest reply a budget holds back for when the judge sets no `max_tokens` (tokens): a
+bound, not an estimate."""
+_REASONING_TOKENS = 150
+"""Assumed length of a judge's reasoning when the rubric asks for one (about 110 English
+words, a short paragraph): an assumption, printed with the estimate, until replies are
+measured."""
+_VERDICT_TOKENS = 12
+"""The JSON around a verdict or a score: braces, keys, quotes and the answer."""
+_CRITERION_TOKENS = 6
+"""Each criterion's score in a multi-criterion reply (`"accuracy": 4, `)."""
 _PAGE = 1000
 MIN_CACHEABLE_TOKENS = 1024
 """The shortest prompt prefix OpenAI and Anthropic cache (tokens)."""
@@ -63,6 +77,50 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class ReplyLength(_Model):
+    """The output tokens expected of each of a judge's replies, and what that rests on."""
+
+    tokens: int
+    basis: str
+    """e.g. "measured: mean of 120 replies stored", "the simulator's reply format",
+    "assumed: reasoning (~150 tokens) then the verdict, as the rubric asks"."""
+
+
+def reply_length(
+    spec: JudgeSpec,
+    rubric: Rubric,
+    measured: tuple[int, float] | None = None,
+    simulator_style: str = "json",
+) -> ReplyLength:
+    """What each reply of `spec` will hold: the mean of its `measured` (count, mean tokens)
+    replies, else the simulator's own format for a simulated judge, else the rubric's reply
+    format with `_REASONING_TOKENS` for a reasoning field; never more than `max_tokens`."""
+    criteria = [c.id for c in rubric.criteria] if "scores" in rubric.output.fields else []
+    if measured is not None and measured[0] > 0:
+        n, mean = measured
+        tokens, basis = round(mean), f"measured: mean of {n:,} replies stored"
+    elif spec.stand_in == "simulated":
+        from judge.simulator.judging import typical_reply
+
+        style = "json" if spec.structured_output else simulator_style
+        text = typical_reply(rubric.kind, criteria, style)  # type: ignore[arg-type]
+        tokens, basis = max(1, len(text) // 4), "the simulator's reply format"
+    else:
+        tokens = _VERDICT_TOKENS + _CRITERION_TOKENS * len(criteria)
+        if "reasoning" in rubric.output.fields:
+            tokens += _REASONING_TOKENS
+            basis = (
+                f"assumed: reasoning (~{_REASONING_TOKENS} tokens) then the "
+                f"{'scores' if criteria else 'verdict'}, as rubric {rubric.id} asks"
+            )
+        else:
+            basis = f"assumed: the verdict alone, as rubric {rubric.id} asks"
+    cap = spec.params.get("max_tokens") or spec.params.get("max_completion_tokens")
+    if isinstance(cap, int | float) and tokens > cap:
+        return ReplyLength(tokens=int(cap), basis=f"{basis}; capped by max_tokens {int(cap)}")
+    return ReplyLength(tokens=tokens, basis=basis)
+
+
 class PrefixEstimate(_Model):
     """One distinct static prefix (system message) among a judge's requests to send."""
 
@@ -87,7 +145,9 @@ class JudgeEstimate(_Model):
     input_tokens: int
     """Estimated prompt tokens of the requests to send."""
     output_tokens: int
-    """Estimated reply tokens (each reply at the judge's `max_tokens`)."""
+    """Estimated reply tokens: `reply.tokens` per request to send."""
+    reply: ReplyLength
+    """The length expected of each reply, and what it rests on."""
     prefixes: list[PrefixEstimate]
     """The distinct static prefixes of the requests to send, most used first."""
     unfollowed_requests: int
@@ -116,32 +176,56 @@ class RunEstimate(_Model):
 
     judges: dict[str, JudgeEstimate]
     min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS
+    notes: list[str] = []
+    """What the estimate could not see or a real run would meet first (a missing API key, a
+    run dir that holds another config)."""
 
 
-def estimate_run(store: RunStore, config: RunConfig) -> RunEstimate:
+def estimate_run(
+    store: RunStore,
+    config: RunConfig,
+    rubric: Rubric,
+    *,
+    measured: Mapping[str, tuple[int, float]] | None = None,
+    notes: Sequence[str] = (),
+    answered: RunStore | None = None,
+) -> RunEstimate:
     """Pending requests per judge and their estimated cost (for `--dry-run`), read a page at
-    a time: memory holds a page and a few numbers per judge."""
+    a time: memory holds a page and a few numbers per judge. `measured`: per judge, (replies,
+    mean output tokens) already stored for this run (`RunStore.reply_tokens`). `answered`:
+    the run's own store when `store` is a scratch copy of it: what it answered is not sent."""
     specs = {spec.model: spec for spec in config.judges}
+    style = config.simulator.reply_style if config.simulator is not None else "json"
     tallies: dict[str, _Tally] = {}
     after = 0
     while rows := store.pending_after(after, _PAGE):
         after = rows[-1][0]
         for _, request in rows:
+            if answered is not None and answered.has_response(request.request_id):
+                continue
             tally = tallies.get(request.judge)
             if tally is None:
-                tally = tallies[request.judge] = _Tally(request.judge, specs.get(request.judge))
+                spec = specs.get(request.judge)
+                mine = (measured or {}).get(request.judge)
+                length = None if spec is None else reply_length(spec, rubric, mine, style)
+                tally = tallies[request.judge] = _Tally(request.judge, spec, length)
             cached = store.cached_response(request.cache_key) is not None
             tally.add(request, cached=cached)
-    return RunEstimate(judges={judge: tally.result() for judge, tally in tallies.items()})
+    return RunEstimate(
+        judges={judge: tally.result() for judge, tally in tallies.items()}, notes=list(notes)
+    )
 
 
 class _Tally:
     """One judge's sums, a request at a time."""
 
-    def __init__(self, judge: str, spec: JudgeSpec | None) -> None:
+    def __init__(self, judge: str, spec: JudgeSpec | None, reply: ReplyLength | None) -> None:
         self.judge, self.spec = judge, spec
         self.requests = self.cached = self.input_tokens = self.unfollowed = 0
-        self.out_per_request = _EST_OUTPUT_TOKENS if spec is None else max_tokens(spec)
+        self.reply = reply or ReplyLength(
+            tokens=_EST_OUTPUT_TOKENS, basis="not a judge of this config: the longest reply"
+        )
+        self.out_per_request = self.reply.tokens
         self.prefixes: dict[str, list[int]] = {}
         """Prefix text -> [estimated tokens, requests]."""
 
@@ -196,6 +280,7 @@ class _Tally:
             cached=self.cached,
             input_tokens=self.input_tokens,
             output_tokens=output,
+            reply=self.reply,
             prefixes=prefixes,
             unfollowed_requests=self.unfollowed,
             prompt_cache=caches,

@@ -133,6 +133,20 @@ class LabelRow:
     item_id: str
 
 
+@dataclass(frozen=True)
+class Tally:
+    """One annotator's labels so far."""
+
+    annotator: str
+    labels: int
+    """Standing labels: not undone, not skips."""
+    skips: int
+    """Standing skips."""
+    undone: int
+    last_at: str | None
+    """When its latest label (of any kind) was given; None before the first."""
+
+
 class LabelStore:
     """One connection to a run's labelling file. Open with `open_labelling(rundir)`."""
 
@@ -352,6 +366,19 @@ class LabelStore:
         ).fetchone()[0]
         pool = self._conn.execute("SELECT pool FROM task").fetchone()
         return int(done), int(pool[0]) if pool else 0
+
+    def tallies(self) -> list[Tally]:
+        """A tally for every annotator served a pair, by name (none labelled yet: zeros)."""
+        rows = self._conn.execute(
+            "SELECT a.annotator, "
+            "count(CASE WHEN l.undone_at IS NULL AND l.choice != 'skip' THEN 1 END), "
+            "count(CASE WHEN l.undone_at IS NULL AND l.choice = 'skip' THEN 1 END), "
+            "count(l.undone_at), max(l.created_at) "
+            "FROM (SELECT DISTINCT annotator FROM assignments) a "
+            "LEFT JOIN labels l ON l.annotator = a.annotator "
+            "GROUP BY a.annotator ORDER BY a.annotator"
+        )
+        return [Tally(*r) for r in rows]
 
     def in_progress(self) -> set[str]:
         """Pairs shown to someone and not answered by them yet."""

@@ -47,6 +47,16 @@ class Stopping(BaseModel):
     message: str
 
 
+class AnnotatorCount(BaseModel):
+    name: str
+    labels: int
+    """Standing labels (not undone, not skips), in the sample or ahead of it."""
+    skips: int
+    undone: int
+    last_label_at: str | None
+    """When the annotator's latest label (or skip) was given; null before the first."""
+
+
 class TaskStatus(BaseModel):
     """The task and its `SampleState` counts (see there), with the stopping rule."""
 
@@ -61,6 +71,8 @@ class TaskStatus(BaseModel):
     waiting: int
     ahead: int
     annotators: int
+    by_annotator: list[AnnotatorCount]
+    """Every annotator served a pair, by name: what each has given so far."""
     stopping: Stopping
 
 
@@ -73,6 +85,7 @@ def task_status(rundir: RunDir) -> TaskStatus:
         task_id, raw, _pool, created = task
         spec = TaskSpec.model_validate(raw)
         state, _labels = sample(store, spec.max_skips)
+        tallies = store.tallies()
     analysis = rundir.read_summary().analysis if rundir.has_summary() else None
     calibration = analysis.calibration if analysis is not None else None
     decision = analysis.decision if analysis is not None else None
@@ -83,6 +96,16 @@ def task_status(rundir: RunDir) -> TaskStatus:
         task_id=task_id,
         created_at=created,
         spec=spec,
+        by_annotator=[
+            AnnotatorCount(
+                name=t.annotator,
+                labels=t.labels,
+                skips=t.skips,
+                undone=t.undone,
+                last_label_at=t.last_at,
+            )
+            for t in tallies
+        ],
         stopping=stopping(calibration, decision, state, spec),
         **counts,
     )
@@ -133,7 +156,7 @@ def stopping(
 
 def _gate_part(calibration: Calibration, spec: TaskSpec) -> StopPart:
     ni = calibration.gate.stand_in.non_inferiority
-    if ni.outcome in ("human-level", "below humans"):
+    if ni.outcome in ("better than humans", "human-level", "below humans"):
         return StopPart(name="gate", settled=True, labels_needed=None, message=ni.message)
     if spec.overlap < 2:
         return StopPart(

@@ -5,6 +5,6 @@ and `transport`.
 """
 
 from judge.providers.base import ErrorKind, Provider, ProviderCall, ProviderReply
-from judge.providers.factory import make_provider
+from judge.providers.factory import key_problem, make_provider
 
-__all__ = ["ErrorKind", "Provider", "ProviderCall", "ProviderReply", "make_provider"]
+__all__ = ["ErrorKind", "Provider", "ProviderCall", "ProviderReply", "key_problem", "make_provider"]

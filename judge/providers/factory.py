@@ -113,3 +113,24 @@ def make_provider(spec: JudgeSpec) -> Provider:
             f"{known} (litellm/<model> reaches most others, e.g. litellm/groq/llama-3.1-8b)"
         )
     return builder(spec)
+
+
+_KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def key_problem(spec: JudgeSpec) -> str | None:
+    """Why `spec` would fail for want of an API key, as its adapter would say it (naming the
+    variable, never a value); None when it has one or needs none. Looked up before anything
+    is prepared or sent, so a dry run can say so."""
+    from judge.errors import ProviderError
+    from judge.providers._common import resolve_api_key
+
+    if spec.stand_in is not None:
+        return None  # the simulator (on this machine) and recorded verdicts need no key
+    if spec.provider == "litellm" and not spec.api_key_env:
+        return None  # LiteLLM reads its own per-provider variables
+    try:
+        resolve_api_key(spec, _KEY_VARIABLES.get(spec.provider))
+    except ProviderError as exc:
+        return str(exc)
+    return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from judge.report.blocks import Block, Figure, to_html, to_markdown
+from judge.report.blocks import Block, figures, to_html, to_markdown
 from judge.report.format import traced
 from judge.report.sections import build
 from judge.store.rundir import RunDir
@@ -26,7 +26,7 @@ def write_report(rundir: RunDir, summary: RunSummary | None = None) -> RunDir:
     rundir.write_report(
         to_markdown(blocks),
         to_html(blocks, title=f"Evaluation report: {summary.run.name}"),
-        {b.name: b.png for b in blocks if isinstance(b, Figure)},
+        figures(blocks),
     )
     return rundir
 

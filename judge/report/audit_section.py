@@ -4,13 +4,13 @@ both orders), the judge's largest disagreements with the human majority, and a p
 agreement between its judges (`summary.json` `audit`, built by `judge.run.analyse_audit`).
 
 Texts nobody vetted (questions, outputs, reasoning, replies) are `Quote` blocks: verbatim and
-inert on both pages."""
+inert on both pages. Each item is collapsed in HTML, whole in Markdown."""
 
 from __future__ import annotations
 
 import re
 
-from judge.report.blocks import Block, Heading, Para, Quote
+from judge.report.blocks import Block, Details, Heading, Para, Quote
 from judge.report.format import count, estimate, label, level
 from judge.summary.audit import (
     Audit,
@@ -137,9 +137,9 @@ def _votes(d: Disagreement) -> str:
 
 
 def _example(example: Example, why: str, extra: str | None = None) -> list[Block]:
+    """One item, collapsed in HTML (its texts run to a screen or more each)."""
     strata = ", ".join(f"{k} {label(v)}" for k, v in example.strata.items())
     blocks: list[Block] = [
-        Heading(f"Item {_name(example.item_id)}: {why}", 4),
         Para(
             f"{strata + '; ' if strata else ''}judgment: {example.judge}, "
             f"{_winner(example.winner)}, judgments.jsonl line {count(example.line)}."
@@ -157,7 +157,8 @@ def _example(example: Example, why: str, extra: str | None = None) -> list[Block
         blocks += _text(f"{c.system} (response {c.blind_id})", c.output)
     for verdicts in example.judges:
         blocks += _verdicts(verdicts)
-    return blocks
+    heading = f"Item {_name(example.item_id)}: {why}"
+    return [Details(heading, "", blocks, level=4)]
 
 
 def _verdicts(v: JudgeVerdicts) -> list[Block]:

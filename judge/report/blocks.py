@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import html
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -74,12 +75,24 @@ class Callout:
 @dataclass(frozen=True)
 class Details:
     """A section collapsed in HTML (`<details>`, `hint` on its closed line); in Markdown a
-    section like any other."""
+    section like any other, so report.md stays complete. `level`: its heading's (2 for a
+    section, 3 or 4 inside one)."""
 
     heading: str
     hint: str
     blocks: list[Block]
-    id: str
+    id: str | None = None
+    level: int = 2
+
+
+@dataclass(frozen=True)
+class Row:
+    """Blocks side by side in HTML (shrinking to fit the page's width, wrapping on a narrow
+    window), one after another in Markdown: a chart beside its table keeps both on the first
+    screen."""
+
+    blocks: list[Block]
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -91,7 +104,20 @@ class Quote:
     text: str
 
 
-Block = Heading | Para | Bullets | Table | Figure | Callout | Details | Quote
+Block = Heading | Para | Bullets | Table | Figure | Callout | Details | Row | Quote
+
+
+def walk(blocks: list[Block]) -> Iterator[Block]:
+    """Every block of the page in reading order, those inside a `Details` or a `Row` too."""
+    for block in blocks:
+        yield block
+        if isinstance(block, Details | Row):
+            yield from walk(block.blocks)
+
+
+def figures(blocks: list[Block]) -> dict[str, bytes]:
+    """Every figure of the page by name (report.md links each to its file)."""
+    return {b.name: b.png for b in walk(blocks) if isinstance(b, Figure)}
 
 
 def quote_fence(text: str) -> str:
@@ -133,7 +159,9 @@ def to_markdown(blocks: list[Block]) -> str:
             mark = f"{_md_mark(block.mark)} " if block.mark else ""
             out.append(f"> {mark}{text}\n")
         elif isinstance(block, Details):
-            out.append(f"## {block.heading}\n")
+            out.append(f"{'#' * block.level} {block.heading}\n")
+            out.append(to_markdown(block.blocks).rstrip("\n") + "\n")
+        elif isinstance(block, Row):
             out.append(to_markdown(block.blocks).rstrip("\n") + "\n")
         elif isinstance(block, Quote):
             # Control and bidi characters as visible escapes: `cat report.md` must not run them.
@@ -165,8 +193,13 @@ letter-spacing:.03em;white-space:nowrap;background:#555}
 .callout.bad{border-color:#b3400b;background:#fbe9e1}
 .callout.strong{font-size:16px;font-weight:600}.callout .mark{margin-right:8px}
 #question{font-size:15px}
-details>summary{cursor:pointer;margin-top:18px}details>summary h2{display:inline;border:0}
+details>summary{cursor:pointer;margin-top:18px}
+details>summary>:is(h2,h3,h4){display:inline;border:0}
+details.h3>summary,details.h4>summary{margin-top:8px}details.h4{margin-left:4px}
 details>summary .hint{color:#555;margin-left:6px}
+.row{display:flex;gap:6px 14px;align-items:flex-start;margin:8px 0 2px}
+.row>div{min-width:0;flex:0 1 auto}.row img{height:auto}.row img,.row table{margin:0}
+@media (max-width:900px){.row{flex-wrap:wrap}}
 h4{font-size:13.5px;margin:14px 0 4px}
 pre.quote{white-space:pre-wrap;overflow-wrap:anywhere;unicode-bidi:isolate;max-height:18em;
 overflow:auto;margin:2px 0 8px;padding:4px 8px;background:#f6f6f6;border-left:3px solid #bbb;
@@ -210,12 +243,17 @@ def _html_blocks(blocks: list[Block]) -> list[str]:
             mark = _html_mark(block.mark) if block.mark else ""
             out.append(f'<div class="{classes}"{_id(block.id)}>{mark}{esc(block.text)}</div>')
         elif isinstance(block, Details):
+            h = f"h{block.level}"
+            hint = f'<span class="hint">{esc(block.hint)}</span>' if block.hint else ""
             out.append(
-                f"<details{_id(block.id)}><summary><h2>{esc(block.heading)}</h2>"
-                f'<span class="hint">{esc(block.hint)}</span></summary>'
+                f'<details class="{h}"{_id(block.id)}><summary><{h}>{esc(block.heading)}</{h}>'
+                f"{hint}</summary>"
             )
             out += _html_blocks(block.blocks)
             out.append("</details>")
+        elif isinstance(block, Row):
+            cells = "".join(f"<div>{''.join(_html_blocks([b]))}</div>" for b in block.blocks)
+            out.append(f'<div class="row"{_id(block.id)}>{cells}</div>')
         elif isinstance(block, Quote):
             # The parser drops a newline right after <pre>: this one, not the text's own.
             out.append(f'<pre class="quote">\n{esc(block.text)}</pre>')

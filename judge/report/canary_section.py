@@ -1,12 +1,17 @@
 """The Canaries section: each canary's win rate per judge against its limit, whether the judge
-was fooled, and what the canaries cost (`judge.blinding.canaries`)."""
+was fooled, its gates, and what the canaries cost (`judge.blinding.canaries`); and the one line
+the Decision gives them (`canary_line`)."""
 
 from __future__ import annotations
 
-from judge.report.blocks import Block, Bullets, Heading, Para, Table
-from judge.report.format import count, counted, interval, label, pct, pct0, usd
-from judge.summary.canary import CanaryRate
+from judge.report.blocks import Block, Bullets, Callout, Cell, Details, Heading, Mark, Para, Table
+from judge.report.format import count, counted, interval, label, num, pct, pct0, usd
+from judge.summary.canary import Canaries, CanaryRate
 from judge.summary.run_summary import Analysis, RunSummary
+
+_NAMED = 2
+"""How many fooled (judge, canary) rates the Decision's line names; the Canaries section has
+every one."""
 
 _WHAT = {
     "null_model": "one constant, persuasive non-answer",
@@ -51,6 +56,7 @@ def canary_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
         blocks.append(Table(header, rows))
     else:
         blocks.append(Para("No canary judgment has a verdict yet."))
+    blocks += _gates(canaries)
     blocks.append(
         Bullets(
             [
@@ -88,15 +94,54 @@ def _row(rate: CanaryRate) -> list[str]:
     ]
 
 
-def fooled_sentence(analysis: Analysis) -> str | None:
-    """The Decision's line when a judge was fooled by a canary, else None."""
+def canary_line(analysis: Analysis) -> Callout | None:
+    """The canaries' gates in one line for the first screen: all passed, or how many failed
+    and which judge each canary fooled, by how much; None for a run without canaries."""
     canaries = analysis.canaries
     if canaries is None:
         return None
+    gates = canaries.gates
+    if not gates:
+        return Callout(
+            "Canaries: no canary judgment has a verdict yet (see Canaries).",
+            "warn",
+            id="canary-line",
+            mark=Mark("NO VERDICT", "warn"),
+        )
+    failed = [g for g in gates if not g.passed]
+    if not failed:
+        text = f"Canaries: all {count(len(gates))} passed: no judge was fooled (see Canaries)."
+        return Callout(text, "good", id="canary-line", mark=Mark("PASS", "good"))
+    # The first two by name keep it to a line; the count says how many the table holds.
     fooled = [r for r in canaries.rates if r.fooled]
-    if not fooled:
-        return None
-    shown = "; ".join(
-        f"{label(r.judge)} by {r.canary} ({pct(r.win_rate)} against {r.opponent})" for r in fooled
+    named = "; ".join(
+        f"{label(r.judge)} by {r.canary} ({pct(r.win_rate)} against {r.opponent})"
+        for r in fooled[:_NAMED]
     )
-    return f"A canary gate failed: {shown}. Verdicts of a fooled judge are suspect (see Canaries)."
+    more = "; and the rest" if len(fooled) > _NAMED else ""
+    text = (
+        f"Canaries: {count(len(failed))} of {count(len(gates))} FAILED — {named}{more}. "
+        "Verdicts of a fooled judge are suspect (see Canaries)."
+    )
+    return Callout(text, "bad", id="canary-line", mark=Mark("FAIL", "bad"))
+
+
+def _gates(canaries: Canaries) -> list[Block]:
+    """The canaries' gates as checked (one per canary and judge: the rows above, as
+    expressions): collapsed in HTML."""
+    if not canaries.gates:
+        return []
+    rows: list[list[Cell]] = [
+        [
+            g.expression,
+            Mark("PASS", "good") if g.passed else Mark("FAIL", "bad"),
+            num(g.value) if g.value is not None else "undefined",
+            f"[{num(g.ci_low)}, {num(g.ci_high)}]"
+            if g.ci_low is not None and g.ci_high is not None
+            else "none",
+        ]
+        for g in canaries.gates
+    ]
+    table = Table(["gate", "result", "value", "interval"], rows)
+    hint = "each canary and judge's check, as an expression"
+    return [Details("Canary gates", hint, [table], id="canary-gates", level=3)]

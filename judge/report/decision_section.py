@@ -1,12 +1,15 @@
 """The Decision section, right under the question, made to fit a first screen (1280x800): the
-answer, the judge's trust verdict as a badge, every configured gate with PASS or FAIL, and the
-ranking's neighbouring pairs in words; then what the trust verdict rests on and what would
-change it."""
+answer, the judge's trust verdict as a badge, every `compare.gates` gate with PASS or FAIL,
+the canaries in one line, and the ranking (`ranking_section`, given by the caller); then,
+below the fold, the ranking's neighbouring pairs in words, what the trust verdict rests on
+and what would change it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from judge.report.blocks import Block, Bullets, Callout, Heading, Mark, Para, Table, Tone
-from judge.report.canary_section import fooled_sentence
+from judge.report.canary_section import canary_line
 from judge.report.format import counted, estimate, interval, num, pvalue
 from judge.summary.gate import NonInferiority
 from judge.summary.run_summary import Analysis, RankedNeighbour, RunSummary, SameFamily, TrustGate
@@ -18,10 +21,13 @@ _ANSWER_TONE: dict[str, Tone] = {
     "not settled": "warn",
 }
 _TRUST_TONE: dict[str, Tone] = {"trusted": "good", "untrusted": "bad"}
-_GATE_SOURCE = {"compare": "compare.gates", "canary": "canaries"}
 
 
-def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
+def decision_section(
+    summary: RunSummary, analysis: Analysis, ranking: Sequence[Block] = ()
+) -> list[Block]:
+    """The section; `ranking` goes under the gates and the canaries' line, on the first
+    screen (the caller builds it: it reads the comparison, which the Decision does not)."""
     decision = analysis.decision
     answer = decision.answer
     blocks: list[Block] = [
@@ -35,6 +41,13 @@ def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
         ),
         *_gates(analysis),
     ]
+    # The canaries' gates in one line: their table (one row per canary and judge) is long.
+    canaries = canary_line(analysis)
+    if canaries is not None:
+        blocks.append(canaries)
+    blocks += ranking
+    # Below the first screen: the pairs in words, what the trust verdict rests on, caveats.
+    blocks.append(Heading("What the answer rests on", 3))
     items = []
     if decision.leader:
         tied = decision.leader_tied_with
@@ -51,21 +64,17 @@ def decision_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     needed = [n for n in decision.neighbours if n.items_needed is not None]
     if needed:
         blocks.append(Para(_needed_assumes(needed)))
-    # Below the first screen: what the trust verdict rests on, and the caveats.
     blocks.append(Para(_gate_sentence(summary, analysis)))
     caveats = _self_preference_items(summary, analysis.same_family, analysis)
-    fooled = fooled_sentence(analysis)
-    if fooled is not None:
-        caveats.insert(0, fooled)
     if caveats:
         blocks.append(Bullets(caveats))
     return blocks
 
 
 def _gates(analysis: Analysis) -> list[Block]:
-    """Every configured gate, PASS or FAIL, with the value it compared and that statistic's
-    interval."""
-    gates = analysis.gates()
+    """Every `compare.gates` gate, PASS or FAIL, with the value it compared and that
+    statistic's interval (the canaries' gates: `canary_line`, and the Canaries section)."""
+    gates = [g for kind, g in analysis.gates() if kind == "compare"]
     if not gates:
         return [Para("No gate is configured (compare.gates in the run config).", id="gates")]
     rows: list[list[str | Mark]] = [
@@ -76,11 +85,10 @@ def _gates(analysis: Analysis) -> list[Block]:
             f"[{num(g.ci_low)}, {num(g.ci_high)}]"
             if g.ci_low is not None and g.ci_high is not None
             else "none",
-            _GATE_SOURCE[kind],
         ]
-        for kind, g in gates
+        for g in gates
     ]
-    return [Table(["gate", "result", "value", "interval", "set by"], rows, id="gates")]
+    return [Table(["gate (compare.gates)", "result", "value", "interval"], rows, id="gates")]
 
 
 def _neighbour(n: RankedNeighbour) -> str:
@@ -181,6 +189,12 @@ def _gate_explanation(gate: TrustGate) -> list[str]:
         )
     elif outcome == "human-level":
         out.append("It agrees with the humans as well as they agree with each other.")
+    elif outcome == "better than humans":
+        out.append(
+            f"It agrees with the human consensus better than the humans agree with each other: "
+            f"alpha gap {estimate(ni.gap)}, above the margin +{num(ni.margin, 2)} (noisy labels; "
+            "a judge copying one annotator would look the same)."
+        )
     elif ni.outcome == "human-level" and annotators is not None and annotators.status == "failed":
         out.append(
             f"It agrees with the humans as well as they agree with each other (alpha gap "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from judge.summary.run_summary import Confusion, JudgeBehaviour, Neighbour, PairDiff
@@ -56,6 +56,54 @@ def forest(comparisons: Sequence[PairDiff], title: str, unit: str) -> bytes | No
     ax.set_xlabel(unit)
     ax.set_title(title)
     return _png(fig)
+
+
+class Placed(NamedTuple):
+    """One row of the ranking chart: a system's estimate, its interval (None: not estimable)
+    and its rank (None: the ranking has no fit)."""
+
+    system: str
+    value: float
+    low: float | None
+    high: float | None
+    rank: int | None
+
+
+def ranking(rows: Sequence[Placed], unit: str, reference: float | None) -> bytes | None:
+    """`ranking_figure` as PNG."""
+    fig = ranking_figure(rows, unit, reference)
+    return None if fig is None else _png(fig)
+
+
+def ranking_figure(rows: Sequence[Placed], unit: str, reference: float | None) -> Any:
+    """Each system's estimate with its interval, one row per system in the order given (the
+    ranking's), the first on top, labelled with its name on the left and its rank on the
+    right; a dashed line at `reference` (a win rate of 0.5: as many wins as losses). Drawn
+    like `forest`, in the same blue. None without a row."""
+    if not rows:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(2.9, 0.24 * len(rows) + 0.7))
+    ys = list(range(len(rows)))
+    for y, r in zip(ys, rows, strict=True):
+        if r.low is not None and r.high is not None:
+            ax.plot([r.low, r.high], [y, y], color=BLUE, lw=2.5, solid_capstyle="butt")
+        ax.plot(r.value, y, "o", color=BLUE, ms=5.5)
+    if reference is not None:
+        ax.axvline(reference, color="black", lw=0.8, ls="--")
+    ax.set_yticks(ys, [r.system for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -0.5)  # row 0, the leader, at the top
+    ax.tick_params(axis="y", length=0)
+    ax.grid(axis="x", color="#e3e3e3", lw=0.6)
+    ax.set_axisbelow(True)
+    if any(r.rank is not None for r in rows):
+        # Ranks beside the rows: a shared rank is a pair the paired tests do not tell apart.
+        right = ax.secondary_yaxis("right")
+        right.set_yticks(ys, ["" if r.rank is None else f"rank {r.rank}" for r in rows])
+        right.tick_params(length=0)
+        right.spines["right"].set_visible(False)
+    ax.set_xlabel(unit)
+    return fig
 
 
 def win_matrix(win_rates: dict[str, dict[str, float | None]], order: list[str]) -> bytes | None:

@@ -1,5 +1,7 @@
-"""The page, built from the run summary's fields: Question, Decision (`decision`), Data,
-Results, Judge (`judge_section`), Canaries (`canary_section`), and Setup (collapsed in HTML).
+"""The page, built from the run summary's fields: Question, Decision (`decision_section`, with
+the ranking's chart and table from `ranking_section`), Data, Results, Judge (`judge_section`),
+Audit (`audit_section`), Canaries (`canary_section`), and Setup. The HTML collapses what few
+readers need (every pair, the strata, each audited item, the setup); report.md has it all.
 Every number on the page is a value of the summary, formatted (`format`); nothing is computed
 here, so a reader can check any figure against `summary.json`."""
 
@@ -21,8 +23,6 @@ from judge.report.format import (
     interval,
     label,
     level,
-    num,
-    pct,
     pct0,
     pvalue,
     seconds,
@@ -31,6 +31,7 @@ from judge.report.format import (
     usd,
 )
 from judge.report.judge_section import judge_section
+from judge.report.ranking_section import ranking_section
 from judge.summary.run_summary import (
     Analysis,
     Calibration,
@@ -50,7 +51,7 @@ def build(summary: RunSummary) -> list[Block]:
         blocks.append(Callout(notice, "bad" if simulated else "warn", id="stand-in", strong=True))
     # The decision follows the question: a reader with a minute reads those two.
     blocks += _question(summary)
-    blocks += decision_section(summary, analysis)
+    blocks += decision_section(summary, analysis, ranking_section(analysis))
     blocks += _data(summary, analysis)
     blocks += _results(summary, analysis)
     blocks += judge_section(summary, analysis)
@@ -202,52 +203,46 @@ def _injection(summary: RunSummary) -> list[str]:
 
 def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
     comparison = analysis.comparison
-    ci = level(comparison.ci)
-    blocks: list[Block] = [Heading("Results")]
-    win = {w.system: w for w in analysis.win_rates or []}
-    strength = "Bradley-Terry strength" if comparison.kind == "pairwise" else "mean score"
-    blocks.append(
+    blocks: list[Block] = [
+        Heading("Results"),
         Para(
-            f"Judged by {comparison.judge}. Ranking with {ci} intervals from "
+            f"The ranking (the Decision's chart and table) is {comparison.judge}'s. Paired "
+            f"differences and win rates: {level(comparison.ci)} intervals from "
             f"{count(comparison.resamples)} paired bootstrap resamples over items (seed "
-            f"{count(comparison.seed)}). Ranks come from the paired tests below: a system's "
-            "rank is one more than the number of systems above it that it is told apart from "
-            f"(Holm-adjusted paired test at the {level(comparison.ci)} level), raised where "
-            "needed to stay below each of them, so systems sharing a rank are never told apart."
-        )
-    )
-    rows = []
-    for r in comparison.ranking:
-        w = win.get(r.system)
-        rows.append(
-            [
-                count(r.rank),
-                r.system,
-                _strength(r.estimate, r.ci_low, r.ci_high),
-                interval(w.win_rate, w.ci_low, w.ci_high, pct) if w else "n/a",
-                count(r.n_items),
-            ]
-        )
-    blocks.append(Table(["rank", "system", strength, "win rate vs all others", "items"], rows))
-    bt = comparison.bradley_terry
-    if bt is not None and bt.not_estimable is not None:
-        blocks.append(Para(f"Bradley-Terry intervals: not estimable ({bt.not_estimable})."))
+            f"{count(comparison.seed)}). Ranks come from "
+            "the paired tests below: a system's rank is one more than the number of systems "
+            "above it that it is told apart from (Holm-adjusted paired test at the "
+            f"{level(comparison.ci)} level), raised where needed to stay below each of them, so "
+            "systems sharing a rank are never told apart."
+        ),
+    ]
     if comparison.notes:
         blocks.append(Bullets([f"Note: {n}" for n in comparison.notes]))
     blocks += control_section(comparison.controlled)
     order = [r.system for r in comparison.ranking] or list(comparison.systems)
+    if comparison.win_rates:
+        matrix = plots.win_matrix(comparison.win_rates, order)
+        if matrix:
+            blocks.append(Figure("win_matrix", matrix, "Win-rate matrix heat map"))
+    blocks.append(_pair_list(comparison))
+    blocks += _per_stratum(analysis, comparison)
+    blocks += _same_family(summary, analysis)
+    blocks += _cost(summary)
+    return blocks
+
+
+def _pair_list(comparison: RunComparison) -> Details:
+    """Every pair, winner first, largest difference first: collapsed in HTML (the ranking and
+    its neighbouring pairs answer most readers), whole in Markdown."""
     unit = (
         "net win rate of the first over the second: (wins - losses) / items"
         if comparison.kind == "pairwise"
         else "mean score of the first minus the second"
     )
+    content: list[Block] = [Para(_p_methods(comparison))]
     figure = plots.forest(comparison.comparisons, "Paired differences, winner first", unit)
     if figure:
-        blocks.append(Figure("forest", figure, "Forest plot of paired differences"))
-    if comparison.win_rates:
-        matrix = plots.win_matrix(comparison.win_rates, order)
-        if matrix:
-            blocks.append(Figure("win_matrix", matrix, "Win-rate matrix heat map"))
+        content.append(Figure("forest", figure, "Forest plot of paired differences"))
     diffs = [
         [
             f"{c.a} vs {c.b}",
@@ -258,15 +253,11 @@ def _results(summary: RunSummary, analysis: Analysis) -> list[Block]:
         ]
         for c in _by_difference(comparison.comparisons)
     ]
-    blocks.append(Heading("Paired differences", 3))
-    blocks.append(Para(_p_methods(comparison)))
-    blocks.append(
+    content.append(
         Table(["pair", "difference (net win rate)", "W/L/T", "p (Holm)", "told apart"], diffs)
     )
-    blocks += _per_stratum(analysis, comparison)
-    blocks += _same_family(summary, analysis)
-    blocks += _cost(summary)
-    return blocks
+    hint = "every pair's difference, wins/losses/ties, Holm p-value; forest plot"
+    return Details("Paired differences", hint, content, id="pairs", level=3)
 
 
 def _by_difference(comparisons: list[PairDiff]) -> list[PairDiff]:
@@ -280,8 +271,8 @@ def _p_methods(comparison: RunComparison) -> str:
         f"Told apart: the Holm-adjusted paired test at the {level(comparison.ci)} level. A "
         "pair's p-value is the bootstrap's (consistent with its interval) where the bootstrap "
         "resolves it; where no resample "
-        "crosses zero it is the exact sign test (every item a win, loss or tie) or the normal "
-        "approximation (thirty items or more)."
+        "crosses zero it is the exact sign test (every item a win, loss or tie) or Student's t "
+        "test on the items (the normal approximation in earlier releases)."
     )
     used = {c.p_method for c in comparison.comparisons}
     if used - {"bootstrap"}:
@@ -308,7 +299,7 @@ def _per_stratum(analysis: Analysis, comparison: RunComparison) -> list[Block]:
         + ["n/a" if c is None else interval(c.diff, c.ci_low, c.ci_high, short) for c in found]
         for stratum, found in oriented.items()
     ]
-    blocks: list[Block] = [Heading(f"Per {by}", 3)]
+    blocks: list[Block] = []
     by_stratum = analysis.win_rates_by_stratum
     if by_stratum is not None and by_stratum.strata:
         systems = [r.system for r in comparison.ranking] or list(comparison.systems)
@@ -339,7 +330,8 @@ def _per_stratum(analysis: Analysis, comparison: RunComparison) -> list[Block]:
     figure = plots.strata_multiples(oriented, pairs, by)
     if figure:
         blocks.append(Figure("strata", figure, f"Per-{by} small multiples"))
-    return blocks
+    hint = f"win rates and neighbouring pairs within each {by}; small multiples"
+    return [Details(f"Per {by}", hint, blocks, id="per-stratum", level=3)]
 
 
 def _same_family(summary: RunSummary, analysis: Analysis) -> list[Block]:
@@ -430,9 +422,3 @@ def _cost(summary: RunSummary) -> list[Block]:
         )
     )
     return blocks
-
-
-def _strength(value: float, low: float | None, high: float | None) -> str:
-    if low is None or high is None:
-        return f"{num(value)} (interval not estimable)"
-    return interval(value, low, high)

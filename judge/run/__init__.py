@@ -14,7 +14,7 @@ _LAZY: dict[str, str] = {
     "PrepareSummary": "judge.run.prepare",
     "RunOutcome": "judge.run.lifecycle",
     "Status": "judge.run.lifecycle",
-    "dry_run": "judge.run.lifecycle",
+    "dry_run": "judge.run.dry",
     "finish_run": "judge.run.lifecycle",
     "prepare_run": "judge.run.prepare",
     "relabel_run": "judge.run.lifecycle",

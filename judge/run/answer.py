@@ -73,13 +73,19 @@ def answer(
     )
 
 
+_SHOWN_GATES = 2
+"""Failed gates the answer names; more are counted: with a dozen failed canary gates spelt
+out, the answer alone filled a screen and pushed the ranking below the fold."""
+
+
 def _gates(failed: list[GateOutcome], of: int | None = None) -> str:
     if len(failed) == 1:
         return f"the gate {failed[0].expression} failed ({_value(failed[0])})"
     total = f" of {counted(of, 'gate')}" if of is not None else " gates"
-    return f"{len(failed)}{total} failed: " + "; ".join(
-        f"{g.expression} ({_value(g)})" for g in failed
-    )
+    shown = "; ".join(f"{g.expression} ({_value(g)})" for g in failed[:_SHOWN_GATES])
+    rest = len(failed) - _SHOWN_GATES
+    more = f"; and {rest} more" if rest > 0 else ""
+    return f"{len(failed)}{total} failed: {shown}{more}"
 
 
 def _value(g: GateOutcome) -> str:
@@ -158,13 +164,15 @@ def trust_reason(calibration: Calibration | None) -> str:
         )
     gate = calibration.gate
     if gate.verdict == "trusted":
+        if gate.stand_in.outcome == "better than humans":
+            return f"{_STAND_IN['better than humans']}, on reliable labels"
         return "it agrees with the humans as well as they agree with each other, on reliable labels"
     parts = []
     if {c.name for c in gate.checks if c.status == "failed"} & {"signal", "control"}:
         parts.append("its agreement with the humans is not above chance")
     stand_in = gate.stand_in
     annotators = stand_in.annotators
-    if stand_in.outcome in ("below humans", "human-level"):
+    if stand_in.outcome in ("below humans", "human-level", "better than humans"):
         parts.append(_STAND_IN[stand_in.outcome])
     elif (
         stand_in.non_inferiority.outcome == "human-level"
@@ -184,6 +192,8 @@ def trust_reason(calibration: Calibration | None) -> str:
 
 
 _STAND_IN = {
+    "better than humans": "it agrees with the human consensus better than the humans agree "
+    "with each other, by more than the margin (noisy labels, or a judge copying one annotator)",
     "human-level": "it agrees with the humans as well as they agree with each other",
     "below humans": "it agrees with the humans less than they agree with each other",
     "inconclusive": "whether it agrees with the humans as well as they agree with each other "

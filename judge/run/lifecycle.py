@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Literal
 
 from judge.config.run_config import RunConfig
 from judge.errors import ConfigError, DataError
-from judge.judging.cost_estimate import RunEstimate, estimate_run
 from judge.judging.tally import Tally
 from judge.run.execute import (
     Progress,
@@ -302,23 +301,6 @@ def write_partial_outputs(config: RunConfig, run_dir: RunDir | str | Path) -> Ru
     rundir = _as_rundir(run_dir)
     with rundir.locked():
         return write_outputs(config, rundir)
-
-
-def dry_run(
-    config: RunConfig,
-    run_dir: RunDir | str | Path,
-    log: Callable[[str], None] = lambda _msg: None,
-    cache_path: Path | None = None,
-) -> RunEstimate:
-    """Prepare, then the pending requests per judge and their estimated cost (synchronous,
-    batch, prompt-cached); sends nothing."""
-    from judge.run.prepare import prepare_run
-
-    rundir = _as_rundir(run_dir)
-    with rundir.locked():
-        prepare_run(config, rundir, log=log)
-        with rundir.open_store(rundir.cache_file(config, cache_path)) as store:
-            return estimate_run(store, config)
 
 
 def _finish(

@@ -52,7 +52,7 @@ from judge.blinding.scrubber import Scrubber
 from judge.config.limits import check_planned
 from judge.config.run_config import RunConfig
 from judge.errors import ConfigError, DataError
-from judge.rubric.rubrics import load_rubric
+from judge.rubric.rubrics import Rubric, load_rubric
 from judge.run.canary_plan import (
     canary_flags,
     canary_record,
@@ -60,6 +60,7 @@ from judge.run.canary_plan import (
     configured_texts,
     plan_canaries,
 )
+from judge.run.input_checks import check_run_inputs
 from judge.run.prepared import (
     PrepareSummary,
     StoredCallback,
@@ -146,6 +147,17 @@ def prepare_locked(
         return _Prepare(config, rundir, stage, log).run(max_requests, on_stored, chunk_items)
 
 
+def prepared_hashes(config: RunConfig, rubric: Rubric) -> tuple[str, str]:
+    """The config's hash as a prepared run records it, and the hash earlier versions gave it
+    (`config_hashes`)."""
+    record = config.model_dump(mode="json")
+    texts = configured_texts(config, rubric)
+    if texts is not None:
+        # The canaries' built-in texts are part of what a run sends, like its config.
+        record["canary_texts"] = recorded_texts(*texts)
+    return config_hashes(config, record)
+
+
 class _Prepare:
     """One prepare: the steps share the config, the scratch index and the running counts."""
 
@@ -155,11 +167,7 @@ class _Prepare:
         self.config, self.rundir, self.stage, self.log = config, rundir, stage, log
         self.rubric = load_rubric(config.rubric)
         self.texts = configured_texts(config, self.rubric)
-        record = config.model_dump(mode="json")
-        if self.texts is not None:
-            # The canaries' built-in texts are part of what a run sends, like its config.
-            record["canary_texts"] = recorded_texts(*self.texts)
-        self.config_hash, self.earlier_hash = config_hashes(config, record)
+        self.config_hash, self.earlier_hash = prepared_hashes(config, self.rubric)
         self.systems: list[str] = []
         self.canaries = CanaryPlan()
         self.canary_items: set[str] = set()
@@ -182,10 +190,16 @@ class _Prepare:
         done = already_prepared(self.rundir, inputs)
         if done is not None and (max_requests is None or done.requests <= max_requests):
             self.log("prepared already, from the same config and input files")
+            with self.rundir.open_store() as store:
+                columns = store.strata_columns()
+            # The labels may have changed since (they are not among the inputs prepared).
+            check_run_inputs(config, rubric.kind, done.systems, columns)
             if on_stored is not None:
                 on_stored([], done.requests)
             return done
         set_aside = self._load()
+        # Before any request is stored: `judge run` starts judging the first stored chunk.
+        check_run_inputs(config, rubric.kind, self.systems, stage.strata_columns)
         if config.canaries is not None:
             self._plan_canaries()
         previous_key = _usable_key(self)

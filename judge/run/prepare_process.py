@@ -97,7 +97,10 @@ class PrepareProcess:
     requests may come."""
 
     def __init__(self, config: RunConfig, rundir: RunDir, log: Callable[[str], None]) -> None:
-        self._job = (config, str(rundir.path))
+        # Absolute: a spare child was started earlier, perhaps in another working directory
+        # (a notebook that changed it, a test calling the CLI in-process), and would resolve
+        # a relative run dir there.
+        self._job = (config, str(rundir.path.absolute()))
         self._child: _Child | None = None
         self._log = log
         self.started = threading.Event()

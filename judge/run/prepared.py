@@ -104,13 +104,25 @@ def fingerprint(config: RunConfig, config_hash: str, rubric_hash: str) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def already_prepared(rundir: RunDir, print_: str) -> PrepareSummary | None:
+def already_prepared(
+    rundir: RunDir, print_: str, *, read_only: bool = False
+) -> PrepareSummary | None:
     """The summary of the prepare that left this run dir complete from the same inputs, or
-    None when anything must be (re)done."""
+    None when anything must be (re)done. `read_only`: write nothing (a dry run); a store of
+    an older version then reads as not prepared."""
+    from judge.errors import StoreError
+    from judge.store.run_store import RunStore
+
     done = [rundir.key_file, rundir.blinded_file, rundir.pairs_file, rundir.scrub_file]
     if not rundir.has_store() or rundir.key_log_file.exists() or not all(p.exists() for p in done):
         return None
-    with rundir.open_store() as store:
+    try:
+        store = RunStore.open_read_only(rundir.path) if read_only else rundir.open_store()
+    except StoreError:
+        if not read_only:
+            raise
+        return None
+    with store:
         recorded = store.get_meta(_META_KEY)
         stored = store.request_count()
     if not isinstance(recorded, dict) or recorded.get("fingerprint") != print_:

@@ -98,6 +98,8 @@ class Staging:
         self.systems: dict[str, int] = {}
         """Responses per system kept for the run."""
         self.other_systems: set[str] = set()
+        self.strata_columns: set[str] = set()
+        """The items' columns besides item_id, prompt and reference (any item's)."""
         self.scanned = False
 
     def __enter__(self) -> Staging:
@@ -122,8 +124,11 @@ class Staging:
             ("item_id",),
             lambda row, position: (*item_values(row), position),
         )
-        for _ in iter_item_rows(path, seen=stored, columns=columns):
+        strata = self.strata_columns
+        for row in iter_item_rows(path, seen=stored, columns=columns):
             self.items += 1
+            if row.strata:
+                strata.update(row.strata)
             if self.items % _BATCH == 0:
                 self.check()
         return _Indexed(self._db)

@@ -17,6 +17,7 @@ from judge.service.db import make_engine
 from judge.service.label_page import router as label_page
 from judge.service.labelling import router as labelling
 from judge.service.models import CreateRunFromPaths
+from judge.service.owner_page import router as owner_page
 from judge.service.problems import (
     PROBLEM_JSON,
     Problem,
@@ -78,6 +79,7 @@ def create_app(settings: ServiceSettings, *, start_workers: bool = True) -> Fast
     app.include_router(router)
     app.include_router(labelling)
     app.include_router(label_page)
+    app.include_router(owner_page)
     app.add_middleware(BodyLimit, max_bytes=settings.max_upload_bytes)
     app.openapi = problem_openapi(app)  # type: ignore[method-assign]
     return app

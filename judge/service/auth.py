@@ -125,6 +125,16 @@ def _unauthorized(detail: str, error: str | None = None) -> ProblemError:
     )
 
 
+def cross_site(request: Request) -> bool:
+    """A form post the pages must refuse: its Origin is another site, or `null` (a sandboxed
+    frame, a redirect chain). No Origin at all (a non-browser client) passes: its cookie is
+    the credential, and a browser sends Origin on every cross-site post."""
+    origin = request.headers.get("origin")
+    if origin is None or origin == "null":
+        return origin == "null"
+    return origin.rstrip("/") != f"{request.url.scheme}://{request.url.netloc}"
+
+
 def require_token(
     request: Request,
     credentials: HTTPAuthorizationCredentials | None = Security(_bearer),  # noqa: B008

@@ -36,7 +36,7 @@ tokens_app = typer.Typer(
 
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port.")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(help="Port.", min=0, max=65535)] = DEFAULT_PORT,
     db: DbOption = None,
     data_dir: DataDirOption = DEFAULT_DATA_DIR,
     max_running: Annotated[

@@ -10,9 +10,6 @@ Each answer marks the run for the calibration refresher, so the report follows t
 
 from __future__ import annotations
 
-import secrets
-from collections.abc import Callable
-
 from fastapi import APIRouter, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -23,6 +20,7 @@ from judge.labelling.label_store import open_labelling
 from judge.labelling.task import TaskSpec, human_instructions, task_spec
 from judge.service import label_html
 from judge.service.annotators import Annotator, authenticate_annotator
+from judge.service.auth import cross_site
 from judge.service.layout import run_paths
 from judge.store.rundir import RunDir
 
@@ -32,24 +30,7 @@ COOKIE = "judge_annotator"
 PAGE = "/label"
 
 
-def _headers(nonce: str) -> dict[str, str]:
-    return {
-        "Content-Security-Policy": (
-            f"default-src 'none'; style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
-            "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
-        ),
-        "Cache-Control": "no-store",
-        # same-origin, not no-referrer: with no-referrer the browser sends `Origin: null` on
-        # the page's own form posts, which the cross-site check must refuse.
-        "Referrer-Policy": "same-origin",
-        "X-Content-Type-Options": "nosniff",
-    }
-
-
-def _html(render: Callable[[str], str], status: int = 200) -> HTMLResponse:
-    """The page `render(nonce)` writes, with the headers that nonce goes in."""
-    nonce = secrets.token_urlsafe(16)
-    return HTMLResponse(render(nonce), status_code=status, headers=_headers(nonce))
+_html = label_html.html_response
 
 
 def _annotator(request: Request) -> Annotator | None:
@@ -65,13 +46,6 @@ def _rundir(request: Request, who: Annotator) -> RunDir:
 
 def _back() -> RedirectResponse:
     return RedirectResponse(PAGE, status_code=303)
-
-
-def _cross_site(request: Request) -> bool:
-    origin = request.headers.get("origin")
-    if origin is None or origin == "null":
-        return origin == "null"
-    return origin.rstrip("/") != f"{request.url.scheme}://{request.url.netloc}"
 
 
 def _refused() -> HTMLResponse:
@@ -124,7 +98,7 @@ def _instructions(rundir: RunDir, spec: TaskSpec) -> str:
 
 @router.post(PAGE + "/login")
 async def log_in(request: Request) -> Response:
-    if _cross_site(request):
+    if cross_site(request):
         return _refused()
     form = await request.form()
     token = str(form.get("token") or "").strip()
@@ -139,7 +113,7 @@ async def log_in(request: Request) -> Response:
 
 @router.post(PAGE + "/logout")
 async def log_out(request: Request) -> Response:
-    if _cross_site(request):
+    if cross_site(request):
         return _refused()
     response = _back()
     response.delete_cookie(COOKIE, path=PAGE)
@@ -149,7 +123,7 @@ async def log_out(request: Request) -> Response:
 async def _poster(request: Request) -> Annotator | Response:
     """The annotator a form post comes from, or the page refusing it (another site, no live
     token)."""
-    if _cross_site(request):
+    if cross_site(request):
         return _refused()
     who = await run_in_threadpool(_annotator, request)
     if who is None:

@@ -12,6 +12,7 @@ import json
 import math
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
@@ -386,6 +387,17 @@ def reply_text(decision: Decision, style: ReplyStyle) -> str:
     if style == "mtbench":
         return f"{reasoning}\n\n[[{_MTBENCH_TIE if label == 'tie' else label}]]"
     return f"{reasoning}\n\nVerdict: {label}"
+
+
+def typical_reply(
+    kind: Literal["pairwise", "absolute"], criteria: Sequence[str] = (), style: ReplyStyle = "json"
+) -> str:
+    """A confident verdict's reply as the simulator writes it (structured output reads as
+    `json`): what a dry run expects a simulated judge to send back."""
+    if kind == "pairwise":
+        return reply_text(Decision("pairwise", "A"), style)
+    decision = Decision("absolute", utility=0.7, criteria=tuple((c, 0.7) for c in criteria))
+    return reply_text(decision, style)
 
 
 def structured_reply(decision: Decision, schema: dict[str, Any] | None) -> dict[str, Any]:

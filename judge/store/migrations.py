@@ -291,6 +291,20 @@ def migrate(
     return done
 
 
+def is_current(
+    conn: sqlite3.Connection, migrations: Sequence[Migration], *, application_id: int
+) -> bool:
+    """Whether `conn` (opened read-only: nothing is applied) is a file of this kind with every
+    migration applied and none unknown."""
+    if conn.execute("PRAGMA application_id").fetchone()[0] != application_id:
+        return False
+    try:
+        applied = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+    except sqlite3.OperationalError:  # no _migrations table: never migrated
+        return False
+    return applied == {m.name for m in migrations}
+
+
 def utc_now() -> str:
     """ISO 8601 UTC timestamp with milliseconds: sorts as text, readable in any SQLite shell."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")

@@ -33,12 +33,20 @@ from pydantic import BaseModel, ConfigDict
 from judge.errors import StoreError
 from judge.hashing import canonical_json
 from judge.sqlite import BUSY_TIMEOUT_S as BUSY_TIMEOUT_S
-from judge.sqlite import connect, paged, placeholders, select_in, transaction
+from judge.sqlite import (
+    connect,
+    connect_read_only,
+    paged,
+    placeholders,
+    select_in,
+    transaction,
+)
 from judge.store.migrations import (
     CACHE_APP_ID,
     CACHE_MIGRATIONS,
     RUN_MIGRATIONS,
     RUN_STORE_APP_ID,
+    is_current,
     migrate,
     utc_now,
 )
@@ -175,6 +183,37 @@ class RunStore:
                 migrate(
                     cache_conn, CACHE_MIGRATIONS, application_id=CACHE_APP_ID, path=str(cache_file)
                 )
+        except BaseException:
+            conn.close()
+            if cache_conn is not None:
+                cache_conn.close()
+            raise
+        return cls(run_dir, conn, cache_conn)
+
+    @classmethod
+    def open_read_only(cls, run_dir: str | Path, cache_path: str | Path | None = None) -> RunStore:
+        """Open `run_dir`'s store and the response cache to read, writing nothing to either
+        (a dry run). Raises `StoreError` when the store is missing or not of this version (a
+        read-only open cannot migrate it). A cache file not yet made reads as empty."""
+        run_dir = Path(run_dir)
+        path = run_dir / STORE_FILENAME
+        conn = connect_read_only(path)
+        cache_conn: sqlite3.Connection | None = None
+        try:
+            if not is_current(conn, RUN_MIGRATIONS, application_id=RUN_STORE_APP_ID):
+                raise StoreError(f"{path} is not a store of this version of judge-pipeline")
+            if cache_path is not None and Path(cache_path).resolve() != path.resolve():
+                cache_file = Path(cache_path)
+                if cache_file.exists():  # a directory there is refused, as by `open`
+                    cache_conn = connect_read_only(cache_file)
+                    current = is_current(cache_conn, CACHE_MIGRATIONS, application_id=CACHE_APP_ID)
+                else:
+                    current = False
+                if not current:  # nothing usable cached: an empty cache, in memory
+                    if cache_conn is not None:
+                        cache_conn.close()
+                    cache_conn = sqlite3.connect(":memory:", isolation_level=None)
+                    migrate(cache_conn, CACHE_MIGRATIONS, application_id=CACHE_APP_ID, path="")
         except BaseException:
             conn.close()
             if cache_conn is not None:
@@ -362,6 +401,31 @@ class RunStore:
     # read would pin an old WAL snapshot, and a write on this connection while another process
     # has committed since would then fail with "database is locked" at once (busy_timeout does
     # not apply to a stale snapshot). So `for r in store.iter_results(): store.record_...` works.
+
+    def has_response(self, request_id: str) -> bool:
+        """Whether a response (a reply or a final error) is stored for `request_id`."""
+        row = self._db.execute(
+            "SELECT 1 FROM judge_responses WHERE request_id = ?", (request_id,)
+        ).fetchone()
+        return row is not None
+
+    def reply_tokens(self) -> dict[str, tuple[int, float]]:
+        """Per judge, its replies stored (errors left out) and their mean output tokens: what
+        a dry run of a run under way estimates the rest from."""
+        rows = self._db.execute(
+            "SELECT q.judge, COUNT(*), AVG(r.output_tokens) FROM judge_responses r"
+            " JOIN judge_requests q ON q.request_id = r.request_id"
+            " WHERE r.error IS NULL AND r.output_tokens > 0 GROUP BY q.judge"
+        )
+        return {judge: (int(n), float(mean)) for judge, n, mean in rows}
+
+    def strata_columns(self) -> set[str]:
+        """The strata columns any item has (one pass in SQLite, nothing held per item)."""
+        rows = self._db.execute(
+            "SELECT DISTINCT j.key FROM items, json_each(items.strata) AS j"
+            " WHERE json_valid(items.strata)"
+        )
+        return {key for (key,) in rows}
 
     def item_strata(self) -> dict[str, dict[str, Any]]:
         """Each item's strata, without its prompt (the analysis joins them to judgments)."""

@@ -15,7 +15,9 @@ class Agreement(Estimate):
 
 
 CheckStatus = Literal["passed", "failed", "not enough evidence", "not applicable"]
-StandInOutcome = Literal["human-level", "inconclusive", "below humans", "not enough evidence"]
+StandInOutcome = Literal[
+    "better than humans", "human-level", "inconclusive", "below humans", "not enough evidence"
+]
 
 
 class GateCheck(SummaryModel):

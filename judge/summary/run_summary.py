@@ -180,9 +180,10 @@ class PairDiff(SummaryModel):
     losses: int
     ties: int
     p_value: float | None
-    p_method: Literal["bootstrap", "sign", "normal"]
+    p_method: Literal["bootstrap", "sign", "t", "normal"]
     """Where `p_value` comes from: the bootstrap where it resolves it, else the exact sign test
-    (win/loss/tie units) or the normal approximation (30 units or more)."""
+    (win/loss/tie units) or Student's t test (`t`; `normal`, the normal approximation from 30
+    units on, in summaries written before December 2026)."""
     p_floor: float
     """1/(resamples+1): the smallest p-value the bootstrap alone can give."""
     p_floor_limited: bool
@@ -357,6 +358,10 @@ class OrderCounts(SummaryModel):
     both_orders: int
     disagreed: int
     one_order: int
+    decided: int = 0
+    """Judgments (each order apart) naming a winner (0 in summaries written before it)."""
+    first_won: int = 0
+    """Of those, won by the response shown first."""
 
 
 class JoinCounts(SummaryModel):

@@ -1,11 +1,13 @@
 """The security suite's live service, shared by the security tests and the schema fuzzing (one
 server per backend for the session): three tokens (alice, bob, an admin), a finished run of
-alice's with human labels, a finished run of bob's, and one of a third token's for the labelling
-routes."""
+alice's with human labels, a finished run of bob's (the owner's page makes its labelling task in
+the browser test of tests/service/test_owner_page.py; nothing else here reads its labelling),
+and one of a third token's for the labelling routes."""
 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -213,12 +215,85 @@ def routes() -> list[tuple[str, str]]:
         schema = app.openapi()
         app.state.engine.dispose()
     published = {(m.upper(), p) for p, ops in schema["paths"].items() for m in ops}
-    # The labelling page is HTML for annotators, not API: outside the schema, and it
-    # authenticates by its own cookie (tests/service/test_labelling.py).
-    page = {(m, p) for m, p in found if p == "/label" or p.startswith("/label/")}
-    assert page and published == set(found) - {("GET", "/openapi.json")} - page
-    return [r for r in found if r not in page]
+    # The pages are HTML, not API: outside the schema, each authenticating by a cookie of its
+    # own. Every route is API, an annotator page or an owner page: a new page falls in one of
+    # the lists below, which the page tests walk.
+    pages = {(m, p) for m, p in found if _page_of(p)}
+    assert published == set(found) - {("GET", "/openapi.json")} - pages
+    return found
 
 
-ROUTES = routes()
+def _page_of(path: str) -> str | None:
+    for prefix in ("/label", "/owner"):
+        if path == prefix or path.startswith(prefix + "/"):
+            return prefix
+    return None
+
+
+_ALL = routes()
+ROUTES = [(m, p) for m, p in _ALL if _page_of(p) is None]
+"""The API's operations."""
 RUN_ROUTES = [(m, p) for m, p in ROUTES if "{run_id}" in p]
+LABEL_PAGES = [(m, p) for m, p in _ALL if _page_of(p) == "/label"]
+"""The annotators' labelling page and its forms (an annotator token's cookie opens them:
+tests/service/test_labelling.py)."""
+OWNER_PAGES = [(m, p) for m, p in _ALL if _page_of(p) == "/owner"]
+"""The owners' page and its forms (an API token's cookie opens them, never an annotator's:
+tests/service/test_owner_page.py walks every one, logged out, as an annotator, as another
+owner and from another site)."""
+
+FORM_KEY = re.compile(r'name="form_key" value="([0-9a-f]{64})"')
+"""The owner's page's form key, as its forms carry it."""
+
+
+def owner_pages_refuse(client: httpx.Client, run_id: str) -> int:
+    """Walk every owner page with `client`, which holds no live owner session: each answers
+    with the login form (GET /owner with 200, as the page to log in on; the others 401), never
+    a run, a form or a form key. Logging out is left out: it drops the cookie, whoever asks.
+    Returns how many routes answered so."""
+    tried = 0
+    for method, path in OWNER_PAGES:
+        if path == "/owner/logout":
+            continue
+        url = path.replace("{run_id}", run_id).replace("{name}", "someone")
+        fields = {"form_key": "0" * 64, "name": "someone"} if method == "POST" else None
+        response = client.request(method, url, data=fields)
+        expected = 200 if (method, path) == ("GET", "/owner") else 401
+        assert response.status_code == expected, (method, path, response.text[:300])
+        assert 'action="/owner/login"' in response.text, (method, path)
+        assert "form_key" not in response.text and run_id not in response.text, (method, path)
+        tried += 1
+    return tried
+
+
+# -- the pages in a real browser (tests/service/test_labelling.py, test_owner_page.py) ----------
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREEN = {"width": 1280, "height": 720}
+"""The first screen the labelling page must fit (issue 31)."""
+TO_THE_ENDS = "() => document.querySelectorAll('.pane').forEach(p => { p.scrollTop = 1e6; })"
+"""Scrolls both response panes of the labelling page to their ends, as a reader would."""
+
+
+@pytest.fixture(scope="module", name="chromium")
+def chromium_browser() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright: one browser per module that imports
+    this fixture, a fresh context (its own cookies) per session in it."""
+    from playwright.sync_api import sync_playwright
+
+    assert CHROMIUM.exists(), "install Debian's chromium (apt-get install chromium; make test does)"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def screenshots(tmp_path: Path) -> Path:
+    """Where kept screenshots go: $JUDGE_SCREENSHOTS, else the test's temporary directory."""
+    import os
+
+    shots = Path(os.environ.get("JUDGE_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    return shots

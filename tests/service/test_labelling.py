@@ -1,5 +1,5 @@
 """Labelling through the live service: the owner makes a task and annotator tokens; annotators
-label on the page (plain HTTP forms here; a real browser in test_labelling_page.py); labels
+label on the page (plain HTTP forms; and Debian's Chromium at the end); labels
 reach the run's calibration without re-judging; annotator tokens open nothing else.
 
 One finished run per backend serves the module. Only the annotator tokens touch the service
@@ -27,7 +27,16 @@ from tests.service.conftest import (
     upload_files,
     wait_for,
 )
-from tests.service.secured import OPEN_PATHS, ROUTES
+from tests.service.secured import (
+    OPEN_PATHS,
+    OWNER_PAGES,
+    ROUTES,
+    SCREEN,
+    TO_THE_ENDS,
+    chromium_browser,  # noqa: F401  (the `chromium` fixture)
+    owner_pages_refuse,
+    screenshots,
+)
 
 ASSIGNMENT = re.compile(r'name="assignment" value="(a_[0-9a-f]+)"')
 
@@ -116,6 +125,12 @@ def test_annotator_token_opens_its_page_and_no_other_route(lab: Lab) -> None:
             assert response.status_code == 401, (method, path, response.text)
             refused += 1
     assert refused == 2 * (len(ROUTES) - len(OPEN_PATHS)) and refused >= 30
+    # Nor does it open the owner's page: not as that page's cookie, not by logging in there.
+    as_owner = httpx.Client(base_url=lab.server.url, timeout=60)
+    as_owner.cookies.set("judge_owner", token, domain="127.0.0.1", path="/owner")
+    assert owner_pages_refuse(as_owner, lab.run_id) == len(OWNER_PAGES) - 1
+    login = httpx.post(lab.server.url + "/owner/login", data={"token": token})
+    assert login.status_code == 401 and "judge_owner" not in login.headers.get("set-cookie", "")
     # ... while the page opens for it, and an owner's token does not log in there.
     assert 'name="assignment"' in session.get("/label").text
     owner_login = httpx.post(lab.server.url + "/label/login", data={"token": lab.owner})
@@ -162,6 +177,8 @@ def test_labels_reach_the_calibration_without_rejudging(lab: Lab) -> None:
         assert answered.status_code == 303, answered.text
     status = lab.settled_calibration(start + len(choices))
     assert status["analysis_error"] is None
+    (mine,) = [a for a in status["task"]["by_annotator"] if a["name"] == "flow"]
+    assert (mine["labels"], mine["skips"], mine["undone"]) == (len(choices), 0, 0)
     stopping = status["task"]["stopping"]
     assert stopping["parts"] and not stopping["settled"]
     calibration = lab.api().get(f"/v1/runs/{lab.run_id}/calibration").json()
@@ -201,73 +218,146 @@ def run_path(lab: Lab) -> Path:
     return lab.server.data_dir / "runs" / lab.run_id / "run"
 
 
-CHROMIUM = Path("/usr/bin/chromium")
+OVERFLOWING = (
+    "() => [...document.querySelectorAll('.pane')].some(p => p.scrollHeight > p.clientHeight + 2)"
+)
+
+
+def _inside(box: dict[str, float] | None, width: float, height: float) -> bool:
+    return (
+        box is not None
+        and box["x"] >= 0
+        and box["y"] >= 0
+        and box["x"] + box["width"] <= width
+        and box["y"] + box["height"] <= height
+    )
+
+
+def _given(lab: Lab, annotator: str) -> list[dict[str, Any]]:
+    rows = lab.api().get(f"/v1/runs/{lab.run_id}/labelling/labels").json()["items"]
+    return [r for r in rows if r["annotator"] == annotator]
+
+
+def _first_screen(page: Any, shots: Path) -> None:
+    """(a) At 1280x720 both panes, the progress and the label buttons lie in the viewport, and
+    the page itself does not scroll."""
+    for target in ("#question", "#response-1", "#response-2", "#progress"):
+        assert _inside(page.locator(target).bounding_box(), **SCREEN), target
+    for name in ("Response 1 is better", "Response 2 is better", "Tie", "Skip"):
+        assert _inside(page.get_by_role("button", name=name).bounding_box(), **SCREEN), name
+    assert page.evaluate("document.scrollingElement.scrollHeight") <= SCREEN["height"]
+    page.screenshot(path=str(shots / "labelling-first-screen.png"), full_page=False)
+
+
+def _read_first(page: Any, lab: Lab, given: list[str]) -> None:
+    """(b) On a pair whose responses overflow their panes, 1 / 2 / 3 and the buttons record
+    nothing (a hint says why) until both panes are scrolled to their ends. Pairs that fit
+    their panes count as read at once: answered on the way to one that does not."""
+    from playwright.sync_api import expect
+
+    for _ in range(10):
+        if page.evaluate(OVERFLOWING):
+            break
+        expect(page.get_by_role("button", name="Response 1 is better")).to_have_attribute(
+            "aria-disabled", "false"
+        )
+        page.keyboard.press("1")
+        given.append("1")
+        expect(page.locator("#progress")).to_contain_text(f"{len(given)} labelled")
+    assert page.evaluate(OVERFLOWING), "no pair in 10 overflows its pane at 1280x720"
+    before = len(_given(lab, "browser"))
+    for key in ("1", "2", "3"):
+        page.keyboard.press(key)
+    # aria-disabled: Playwright would wait for the button to be enabled; a person clicks.
+    page.get_by_role("button", name="Response 2 is better").click(force=True)
+    expect(page.locator("#hint")).to_be_visible()
+    expect(page.locator("#hint")).to_contain_text("Read both responses first")
+    time.sleep(0.3)  # what a wrongly sent form would need to arrive
+    assert len(_given(lab, "browser")) == before
+    expect(page.locator("#progress")).to_contain_text(f"{len(given)} labelled")
+    for pane in ("#response-1", "#response-2"):  # the mouse wheel, as a reader scrolls
+        page.locator(pane).hover()
+        page.mouse.wheel(0, 20_000)
+        expect(page.locator(pane)).to_have_attribute("data-seen", "")
+    page.keyboard.press("2")
+    given.append("2")
+    expect(page.locator("#progress")).to_contain_text(f"{len(given)} labelled")
+    assert len(_given(lab, "browser")) == before + 1
 
 
 @SQLITE
-def test_labelling_page_in_a_real_browser(lab: Lab, tmp_path: Path) -> None:
-    """Debian's Chromium, headless, driven by Playwright: log in with an annotator token,
-    label 20 pairs by keyboard, undo one, label it again; then the labels and the recomputed
-    calibration through the API. Screenshots (first screen, after 20 labels) go to
-    $JUDGE_SCREENSHOTS, else the test's temporary directory."""
+def test_labelling_page_in_a_real_browser(lab: Lab, chromium: Any, tmp_path: Path) -> None:
+    """Log in with an annotator token (Enter submits); the first screen at 1280x720 holds both
+    responses; a label needs both responses read; then 20 labels by keyboard, undo one, a
+    reason, label it again; then the labels and the recomputed calibration through the API,
+    and the page on a narrow screen. Screenshots go to $JUDGE_SCREENSHOTS, else the test's
+    temporary directory."""
     import json
-    import os
 
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    assert CHROMIUM.exists(), "install Debian's chromium (apt-get install chromium; make test does)"
-    shots = Path(os.environ.get("JUDGE_SCREENSHOTS") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
+    shots = screenshots(tmp_path)
     token = lab.annotator("browser")
     start = lab.api().get(f"/v1/runs/{lab.run_id}/labelling").json()["task"]["labels"]
     steps: dict[str, float] = {}
-    keys = ["1", "2", "3", "1", "1", "2", "3", "2", "1", "2"] * 2
+    given: list[str] = []
     clock = time.monotonic()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            steps["launch"] = time.monotonic() - clock
-            page.goto(lab.server.url + "/label")
-            page.get_by_label("annotator token").fill(token)
-            page.get_by_role("button", name="Start labelling").click()
-            expect(page.locator("#question")).to_be_visible()
-            expect(page.locator("#progress")).to_contain_text("0 labelled")
-            page.screenshot(path=str(shots / "labelling-first-screen.png"), full_page=False)
-            steps["log in"] = time.monotonic() - clock - sum(steps.values())
-            for done, key in enumerate(keys, 1):
-                if done == len(keys):
-                    last = page.locator("#question").inner_text()
-                    last_first = page.locator("#response-1").inner_text()
-                page.keyboard.press(key)
-                expect(page.locator("#progress")).to_contain_text(f"{done} labelled")
-            steps["20 labels by keyboard"] = time.monotonic() - clock - sum(steps.values())
-            page.screenshot(path=str(shots / "labelling-after-20.png"), full_page=False)
-            page.keyboard.press("u")
-            expect(page.locator("#progress")).to_contain_text("19 labelled")
-            # The undone pair comes back, in the order it was shown.
-            assert page.locator("#question").inner_text() == last
-            assert page.locator("#response-1").inner_text() == last_first
-            # The reason field takes typing without answering; then the key answers.
-            page.get_by_label("reason").fill("2 is clearer")
-            page.locator("body").click(position={"x": 5, "y": 5})
-            page.keyboard.press("2")
-            expect(page.locator("#progress")).to_contain_text("20 labelled")
-            steps["undo, reason, relabel"] = time.monotonic() - clock - sum(steps.values())
-        finally:
-            browser.close()
-    rows = lab.api().get(f"/v1/runs/{lab.run_id}/labelling/labels").json()["items"]
-    ours = [r for r in rows if r["annotator"] == "browser"]
+    context = chromium.new_context(viewport=SCREEN)
+    page = context.new_page()
+    page.goto(lab.server.url + "/label")
+    page.get_by_label("annotator token").fill(token)
+    page.get_by_label("annotator token").press("Enter")  # (c) Enter submits the login
+    expect(page.locator("#question")).to_be_visible()
+    expect(page.locator("#progress")).to_contain_text("0 labelled")
+    _first_screen(page, shots)
+    steps["log in, first screen"] = time.monotonic() - clock
+    _read_first(page, lab, given)
+    steps["read before labelling"] = time.monotonic() - clock - sum(steps.values())
+    for key in ["1", "2", "3", "1", "1", "2", "3", "2", "1", "2"] * 2:
+        if len(given) == 19:
+            last = page.locator("#question").inner_text()
+            last_first = page.locator("#response-1").inner_text()
+        page.evaluate(TO_THE_ENDS)
+        page.keyboard.press(key)
+        given.append(key)
+        expect(page.locator("#progress")).to_contain_text(f"{len(given)} labelled")
+        if len(given) == 20:
+            break
+    steps["labels by keyboard"] = time.monotonic() - clock - sum(steps.values())
+    page.screenshot(path=str(shots / "labelling-after-20.png"), full_page=False)
+    page.keyboard.press("u")
+    expect(page.locator("#progress")).to_contain_text("19 labelled")
+    # The undone pair comes back, in the order it was shown.
+    assert page.locator("#question").inner_text() == last
+    assert page.locator("#response-1").inner_text() == last_first
+    # The reason field takes typing (Enter in it answers nothing); then the key answers.
+    page.evaluate(TO_THE_ENDS)
+    page.get_by_label("reason").fill("2 is clearer")
+    page.get_by_label("reason").press("Enter")
+    page.locator("body").click(position={"x": 5, "y": 5})
+    page.keyboard.press("2")
+    expect(page.locator("#progress")).to_contain_text("20 labelled")
+    steps["undo, reason, relabel"] = time.monotonic() - clock - sum(steps.values())
+    # Below 800 px the panes stack and the page scrolls.
+    page.set_viewport_size({"width": 600, "height": 900})
+    first, second = (page.locator(f"#response-{n}").bounding_box() for n in (1, 2))
+    assert first and second and second["y"] >= first["y"] + first["height"]
+    page.screenshot(path=str(shots / "labelling-narrow.png"), full_page=False)
+    context.close()
+    ours = _given(lab, "browser")
     assert len(ours) == 21  # 20, one undone (kept, marked), the pair labelled again
     undone = [r for r in ours if r["undone_at"]]
     standing = [r for r in ours if not r["undone_at"]]
     assert len(undone) == 1 and len(standing) == 20
-    assert undone[0]["choice"] == {"3": "tie"}.get(keys[-1], keys[-1])
+    assert undone[0]["choice"] == {"3": "tie"}.get(given[-1], given[-1])
     assert standing[-1]["choice"] == "2" and standing[-1]["id"] > undone[0]["id"]
     assert standing[-1]["reason"] == "2 is clearer"
-    assert [r["choice"] for r in standing[:19]] == [{"3": "tie"}.get(k, k) for k in keys[:19]]
+    assert [r["choice"] for r in standing[:19]] == [{"3": "tie"}.get(k, k) for k in given[:19]]
     assert all(r["seconds"] is not None and r["shown"] in ("AB", "BA") for r in ours)
     status = lab.settled_calibration(start + 20)
+    (mine,) = [a for a in status["task"]["by_annotator"] if a["name"] == "browser"]
+    assert (mine["labels"], mine["skips"], mine["undone"]) == (20, 0, 1)
+    assert mine["last_label_at"] == standing[-1]["created_at"]
     calibration = lab.api().get(f"/v1/runs/{lab.run_id}/calibration").json()
     assert calibration["join"]["matched_labels"] == start + 20
     steps["calibration caught up"] = time.monotonic() - clock - sum(steps.values())

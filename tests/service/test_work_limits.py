@@ -134,7 +134,7 @@ CAPS = [
     ("judge timeout", {"timeout_s": 86400}, {}, "judges[0].timeout_s", "max_wait_s"),
     ("backoff", {"backoff_max_s": 3600}, {}, "judges[0].backoff_max_s", "max_wait_s"),
     ("rate", {"requests_per_minute": 0.01}, {}, "judges[0].requests_per_minute", "max_wait_s"),
-    ("attempts", {"max_attempts": 1000}, {}, "judges[0].max_attempts", "max_attempts"),
+    ("attempts", {"max_attempts": 50}, {}, "judges[0].max_attempts", "max_attempts"),
     (
         "simulator latency",
         {"base_url": "simulator"},

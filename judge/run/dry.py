@@ -1,0 +1,103 @@
+"""`--dry-run`: what a run will send and cost, leaving the run dir as it was.
+
+A run dir already prepared from the same inputs is read in place (read-only: not a byte of it
+changes). Otherwise the run is prepared into a scratch directory that is removed afterwards,
+with the run dir's blinding secret when it has one, so the requests and cache keys are the
+ones the real run will send. Either way the response cache is only read, the estimate takes
+each judge's reply length from its replies already stored for this run when there are some
+(`RunStore.reply_tokens`), and what a real run would meet first (a missing API key, a run dir
+holding another config, an input the analysis would refuse) is checked and said.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
+
+from judge.config.run_config import RunConfig
+from judge.errors import DataError, StoreError
+from judge.judging.cost_estimate import RunEstimate, estimate_run
+from judge.providers.factory import key_problem
+from judge.rubric.rubrics import load_rubric
+from judge.store.run_store import RunStore
+from judge.store.rundir import RunDir
+
+
+def dry_run(
+    config: RunConfig,
+    run_dir: RunDir | str | Path,
+    log: Callable[[str], None] = lambda _msg: None,
+    cache_path: Path | None = None,
+) -> RunEstimate:
+    """The pending requests per judge and their estimated cost (synchronous, batch,
+    prompt-cached); sends nothing and writes nothing to `run_dir` or the response cache."""
+    from judge.run.prepare import prepare_run, prepared_hashes
+    from judge.run.prepared import already_prepared, fingerprint
+
+    rundir = run_dir if isinstance(run_dir, RunDir) else RunDir(run_dir)
+    cache = rundir.cache_file(config, cache_path)
+    rubric = load_rubric(config.rubric)
+    notes = [problem for spec in config.judges if (problem := key_problem(spec)) is not None]
+    config_hash, earlier_hash = prepared_hashes(config, rubric)
+    done = already_prepared(rundir, fingerprint(config, config_hash, rubric.hash), read_only=True)
+    if done is not None:
+        from judge.run.input_checks import check_run_inputs
+
+        log(f"{rundir.path} is prepared from these inputs: reading it, changing nothing")
+        with RunStore.open_read_only(rundir.path, cache) as store:
+            check_run_inputs(config, rubric.kind, done.systems, store.strata_columns())
+            return estimate_run(store, config, rubric, measured=store.reply_tokens(), notes=notes)
+    note = _another_config(rundir, (config_hash, earlier_hash))
+    notes += [note] if note else []
+    with tempfile.TemporaryDirectory(prefix="judge-dry-run-") as scratch, ExitStack() as stack:
+        copy = RunDir(Path(scratch) / rundir.path.name)
+        log(f"preparing into a scratch directory ({scratch}); {rundir.path} is left as it is")
+        prepare_run(_with_secret(config, rundir), copy, log=log)
+        store = stack.enter_context(RunStore.open_read_only(copy.path, cache))
+        # The run's own store, when it holds this config: its replies are not sent again.
+        own = None if note or not rundir.has_store() else _open(rundir)
+        if own is not None:
+            stack.enter_context(own)
+        measured = {} if own is None else own.reply_tokens()
+        return estimate_run(store, config, rubric, measured=measured, notes=notes, answered=own)
+
+
+def _another_config(rundir: RunDir, hashes: tuple[str, str]) -> str | None:
+    """A note when `rundir` holds a run of another config (which `judge run` refuses), or a
+    store this version cannot read without bringing it up to date."""
+    if not rundir.has_store():
+        return None
+    try:
+        with RunStore.open_read_only(rundir.path) as store:
+            stored = store.get_meta("config_hash")
+    except StoreError as exc:
+        return f"{rundir.path}: {exc}; `judge run` will bring it up to date first"
+    if stored is not None and stored not in hashes:
+        return (
+            f"{rundir.path} holds a run prepared from a different config: `judge run` will "
+            "refuse it; choose another run dir (--run-dir, run_dir=) or remove that one"
+        )
+    return None
+
+
+def _open(rundir: RunDir) -> RunStore | None:
+    try:
+        return RunStore.open_read_only(rundir.path)
+    except StoreError:
+        return None
+
+
+def _with_secret(config: RunConfig, rundir: RunDir) -> RunConfig:
+    """`config` with the run dir's blinding secret, so the scratch prepare blinds and orders
+    the pairs as the run will (the same requests, the same cache keys). A run dir without a
+    key draws a new secret at its first prepare: the cache hits are then those of one draw."""
+    if not rundir.has_key():
+        return config
+    try:
+        secret = rundir.read_key().blinding_secret
+    except DataError:
+        return config  # an unreadable key: the real prepare will say so
+    blinding = config.blinding.model_copy(update={"secret": secret})
+    return config.model_copy(update={"blinding": blinding})

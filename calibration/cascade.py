@@ -160,8 +160,9 @@ def _level_threshold(
                 return Threshold(
                     judge, None, n, 0, None, p,
                     reason=f"not good enough: on its {len(at)} most confident labelled items "
-                    f"it disagrees with the humans on {errors} ({errors / len(at):.0%}); the "
-                    f"target allows {1 - target:.0%}",
+                    f"it disagrees with the humans on {errors} ({errors / len(at):.0%}), not "
+                    f"shown below the {1 - target:.0%} the target allows (p {p:.2g} > "
+                    f"{level:.2g})",
                 )  # fmt: skip
             break
         chosen = Threshold(judge, value, n, len(at), 1 - errors / len(at), p)

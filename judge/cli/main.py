@@ -364,9 +364,11 @@ from judge.cli.panel_commands import panels  # noqa: E402
 app.command()(panels)
 
 # `judge cascade` (judge/cli/cascade_command.py, which imports only typer at module level).
+from judge.cli.align_command import align  # noqa: E402
 from judge.cli.cascade_command import cascade  # noqa: E402
 
 app.command()(cascade)
+app.command()(align)
 
 # `judge label ...` (judge/cli/label_command.py, which imports only typer at module level).
 from judge.cli.label_command import label_app  # noqa: E402

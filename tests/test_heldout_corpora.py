@@ -40,3 +40,20 @@ def test_the_injection_detector_on_the_held_out_corpus() -> None:
     # Measured when first run: 91 of 127 attacks (71.7%), 4 of 104 look-alikes (3.8%).
     assert caught >= 0.71
     assert false <= 0.05
+
+
+def test_the_corpora_are_what_their_script_writes() -> None:
+    import importlib.util
+    import json
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "make_heldout_corpora.py"
+    spec = importlib.util.spec_from_file_location("make_heldout", script)
+    assert spec is not None and spec.loader is not None
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    for name, rows in (
+        ("injection_heldout", make.injection_rows),
+        ("scrub_heldout", make.scrub_rows),
+    ):
+        written = [json.loads(line) for line in (DATA / f"{name}.jsonl").open(encoding="utf-8")]
+        assert written == rows(), name

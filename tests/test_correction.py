@@ -191,16 +191,18 @@ def test_ppi_interval_by_hand_with_pseudo_observations() -> None:
     fu = np.array([1.0, 1.0, 0.0, 1.0, 0.5, 1.0, 0.0, 1.0])
     est = ppi_mean(y, f, fu, lam=0.7, bounds=(0.0, 1.0))
     assert est.value == pytest.approx(0.7 * fu.mean() + (y - 0.7 * f).mean())
-    # By hand: the corners (0,0), (0,1), (1,0), (1,1) with weight 1/10 join the labelled
-    # units, (0) and (1) with weight 1/10 the unlabelled ones; variances weighted by frequency.
+    # By hand: the corners (0,0), (0,1), (1,0), (1,1) join the labelled units, (0) and (1) the
+    # unlabelled ones, each with weight 12 / 6 labels = 2 (12 / labels, at least 1/10);
+    # variances weighted by frequency.
     # The interval is Wilson's at the effective sample size value (1 - value) / var (Korn &
     # Graubard 1998), computed by statsmodels from a fractional count.
     from statsmodels.stats.proportion import proportion_confint
 
     r = np.r_[y - 0.7 * f, [0.0, -0.7, 1.0, 0.3]]
-    w = np.r_[np.ones(6), [0.1] * 4]
+    pseudo = 12 / 6
+    w = np.r_[np.ones(6), [pseudo] * 4]
     rm = (w * r).sum() / w.sum()
-    u, wu = np.r_[fu, [0.0, 1.0]], np.r_[np.ones(8), [0.1, 0.1]]
+    u, wu = np.r_[fu, [0.0, 1.0]], np.r_[np.ones(8), [pseudo, pseudo]]
     um = (wu * u).sum() / wu.sum()
     var = (w * (r - rm) ** 2).sum() / (w.sum() - 1) / w.sum()
     var += 0.49 * (wu * (u - um) ** 2).sum() / (wu.sum() - 1) / wu.sum()
@@ -286,3 +288,19 @@ def test_ipw_removes_the_bias_of_labels_chosen_unequally() -> None:
     assert abs(np.mean(plain) - pi) > 0.04
     assert np.mean(weighted) == pytest.approx(pi, abs=0.01)
     assert 0.92 <= cover / runs <= 0.98
+
+
+@pytest.mark.parametrize("pi", [0.05, 0.95])
+def test_an_accurate_judge_at_thirty_labels_is_covered_near_the_bounds(pi: float) -> None:
+    """Se = Sp = 0.95, 30 labels, rates 0.05 and 0.95: a handful of labels holds 0 or 1 of the
+    judge's errors, and with a fixed tenth of a pseudo-label per corner the interval covered
+    88%. 400 datasets (s.e. about 1 point); measured 95.7-96.6% at 1,000."""
+    runs, n = 400, 30
+    truth, judge = _simulate(int(pi * 100) + 7, runs, 2000, pi, 0.95, 0.95)
+    hits = 0
+    for y, j in zip(truth, judge, strict=True):
+        e = ppi_win_rate(
+            np.where(y[:n], "a", "b"), np.where(j[:n], "a", "b"), np.where(j[n:], "a", "b")
+        )
+        hits += e.ci_low is not None and e.ci_low <= pi <= e.ci_high
+    assert 0.93 <= hits / runs <= 0.99, hits / runs

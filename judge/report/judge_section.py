@@ -172,7 +172,7 @@ def _corrected(calibration: Calibration) -> list[Block]:
     ]
     warned = [f"{c.target}: {c.subset_warning}" for c in calibration.corrected if c.subset_warning]
     warned += [
-        f"{c.target}: {count(c.n)} human labels, fewer than fifty: with an accurate judge "
+        f"{c.target}: {count(c.n)} human labels, fewer than thirty: with an accurate judge "
         "and a rate near either end of its range its interval covers less than its level (docs: "
         "Statistics, coverage)"
         for c in calibration.corrected
@@ -185,9 +185,10 @@ def _corrected(calibration: Calibration) -> list[Block]:
     )
 
 
-MIN_COVERED_LABELS = 50
-"""Labels from which the PPI++ interval's coverage was measured at its level (93.6-96.2% for
-an accurate judge at rates 0.05-0.95; 88-89% at 30 labels: scripts/coverage_intervals.py)."""
+MIN_COVERED_LABELS = 30
+"""Labels from which the PPI++ interval's coverage was measured at its level (95.4-98.0% at
+30 labels, 93.9-97.2% at 50 and 100, for accurate and biased judges at rates 0.05-0.95:
+scripts/coverage_intervals.py's designs); fewer were not measured."""
 
 
 def _literature(lit: Literature | None) -> list[Block]:

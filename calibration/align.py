@@ -37,6 +37,8 @@ from calibration.orders import combine_orders
 LABELS = ("a", "b", "tie")
 _SWAP = {"a": "b", "b": "a", "tie": "tie", None: None}
 Pattern = tuple[str | None, str | None]
+_SHUFFLES = 40
+"""Shufflings of the training labels behind the control: one shuffle is a noisy control."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,8 @@ class AlignResult:
     control_gain: float
     control_low: float
     control_high: float
-    """The gain of a rule fitted on shuffled training labels (the label frequencies alone)."""
+    """The mean gain, and the 2.5-97.5% range, of rules fitted on `_SHUFFLES` shufflings of
+    the training labels (what the label frequencies alone buy)."""
     seed: int
     gate_before: str | None = None
     """The trust gate's verdict on the held-out keys as the runner reads them (None: not run)."""
@@ -96,9 +99,9 @@ class AlignResult:
             f"reading rule: {changed or 'the runner rule stands (no pattern read otherwise)'}",
             f"held-out agreement with the human majority: {_scored(self.before)} before, "
             f"{_scored(self.after)} after",
-            f"gain {self.gain:+.1%} [{self.gain_low:+.1%}, {self.gain_high:+.1%}]; with "
-            f"shuffled training labels {self.control_gain:+.1%} [{self.control_low:+.1%}, "
-            f"{self.control_high:+.1%}]",
+            f"gain {self.gain:+.1%} [{self.gain_low:+.1%}, {self.gain_high:+.1%}]; fitted on "
+            f"shuffled training labels {self.control_gain:+.1%} on average (range "
+            f"{self.control_low:+.1%} to {self.control_high:+.1%} over {_SHUFFLES} shuffles)",
         ] + (
             [f"trust gate on the held-out keys: {self.gate_before} before, {self.gate_after} after"]
             if self.gate_before is not None
@@ -136,6 +139,26 @@ def canonical_patterns(judge: pd.DataFrame) -> pd.DataFrame:
             value = out[column][bad].iloc[0]
             raise ValueError(f"column {column!r}: {value!r} is not a, b, tie or missing")
     return out
+
+
+def table_patterns(judge: pd.DataFrame) -> pd.DataFrame:
+    """A judge table with an `order` column (a comparison's two presentations on two rows,
+    each naming its systems in the order shown: docs/inputs.md) as `align` takes it: per key,
+    the verdict of the presentation showing system_a first (ab) and the other's (ba)."""
+    from calibration.label_tables import normalise, shown_first
+
+    if "order" not in judge.columns:
+        raise ValueError("the judge table has no 'order' column: align reads both orders")
+    table = judge.reset_index(drop=True)
+    out = normalise(table, "pairwise", "judge")
+    first_is_a = shown_first(out, table) == out["system_a"].to_numpy()
+    out = out.assign(slot=np.where(first_is_a, "ab", "ba"))
+    keys = ["item_id", "system_a", "system_b"]
+    if out.duplicated([*keys, "slot"]).any():
+        raise ValueError("a key is judged twice in the same presentation order")
+    wide = out.pivot(index=keys, columns="slot", values="label").reindex(columns=["ab", "ba"])
+    wide = wide.astype(object).where(wide.notna(), None)
+    return wide.reset_index().rename_axis(columns=None)
 
 
 def human_majority(human: pd.DataFrame) -> pd.DataFrame:
@@ -222,13 +245,14 @@ def align(
         )
     patterns = list(zip(train["ab"], train["ba"], strict=True))
     fitted = fit(patterns, list(train["human"]), min_count)
-    shuffled = fit(patterns, list(rng.permutation(train["human"].to_numpy())), min_count)
+    labels = train["human"].to_numpy()
+    shuffles = [fit(patterns, list(rng.permutation(labels)), min_count) for _ in range(_SHUFFLES)]
     held_patterns = list(zip(held["ab"], held["ba"], strict=True))
     truth = held["human"].to_numpy()
     before = _right(_runner_rule, held_patterns, truth)
     after = _right(fitted.label, held_patterns, truth)
-    control = _right(shuffled.label, held_patterns, truth)
-    boot = _item_bootstrap(held["item_id"].to_numpy(), [before, after, control], resamples, rng)
+    controls = np.array([_right(f.label, held_patterns, truth).mean() for f in shuffles])
+    boot = _item_bootstrap(held["item_id"].to_numpy(), [before, after], resamples, rng)
     gates = (None, None)
     if gate:
         rules = (_runner_rule, fitted.label)
@@ -242,9 +266,9 @@ def align(
         gain=float(after.mean() - before.mean()),
         gain_low=float(np.quantile(boot[1] - boot[0], 0.025)),
         gain_high=float(np.quantile(boot[1] - boot[0], 0.975)),
-        control_gain=float(control.mean() - before.mean()),
-        control_low=float(np.quantile(boot[2] - boot[0], 0.025)),
-        control_high=float(np.quantile(boot[2] - boot[0], 0.975)),
+        control_gain=float(controls.mean() - before.mean()),
+        control_low=float(np.quantile(controls, 0.025) - before.mean()),
+        control_high=float(np.quantile(controls, 0.975) - before.mean()),
         seed=seed,
         gate_before=gates[0],
         gate_after=gates[1],

@@ -127,7 +127,17 @@ def normalise(table: pd.DataFrame, kind: Kind, role: Literal["judge", "human"]) 
 
 
 def _first_won(out: pd.DataFrame, src: pd.DataFrame) -> np.ndarray:
-    """Per row: did the response shown first win (None: a tie or no verdict)?
+    """Per row: did the response shown first win (None: a tie or no verdict)?"""
+    first = shown_first(out, src)
+    label = out["label"].to_numpy()
+    winner = np.where(label == "a", out["system_a"], np.where(label == "b", out["system_b"], ""))
+    decided = (label == "a") | (label == "b")
+    return np.where(decided, winner == first, None)
+
+
+def shown_first(out: pd.DataFrame, src: pd.DataFrame) -> np.ndarray:
+    """Per row of a judge table with an `order` column: the system the judge saw first.
+    `out`: the table as `normalise` returns it (keys sorted); `src`: as given.
 
     A row names its systems in the order they were shown (system_a first, as the runner's
     AB and BA requests show them, and as a user logs what was shown), and `order` tells a
@@ -142,11 +152,7 @@ def _first_won(out: pd.DataFrame, src: pd.DataFrame) -> np.ndarray:
     grouped = pd.Series(swapped).groupby(keys.to_numpy())
     same_way = (grouped.transform("size") == 2) & (grouped.transform("nunique") == 1)
     by_tag = same_way.to_numpy() & (out["order"].to_numpy() == "BA")
-    first = np.where(by_tag, written_b, written_a)
-    label = out["label"].to_numpy()
-    winner = np.where(label == "a", out["system_a"], np.where(label == "b", out["system_b"], ""))
-    decided = (label == "a") | (label == "b")
-    return np.where(decided, winner == first, None)
+    return np.where(by_tag, written_b, written_a)
 
 
 def _orders(src: pd.DataFrame, role: str) -> np.ndarray:

@@ -49,6 +49,24 @@ def align_run(
         raise DataError(str(exc), path=str(labels)) from None
 
 
+def align_tables(judge: Path, human: Path, *, share: float = 0.5, seed: int = 1) -> AlignResult:
+    """A judge table with an `order` column (both presentations of each comparison) against a
+    human labels table."""
+    from calibration.align import table_patterns
+    from calibration.labels import LabelError, normalise
+    from judge.analysis.verdict_tables import load_table
+
+    try:
+        patterns = table_patterns(load_table(judge))
+    except (LabelError, ValueError) as exc:
+        raise DataError(str(exc), path=str(judge)) from None
+    try:
+        people = normalise(load_labels(human), "pairwise", "human")
+        return align(patterns, people, share=share, seed=seed)
+    except (LabelError, ValueError) as exc:
+        raise DataError(str(exc), path=str(human)) from None
+
+
 def _patterns(rows: pd.DataFrame) -> pd.DataFrame:
     """Each order's verdict (a system's name or tie) as a, b or tie in the row's terms."""
 

@@ -11,7 +11,13 @@ import typer
 
 
 def align(
-    run: Annotated[Path, typer.Argument(help="A finished pairwise run with human labels.")],
+    run: Annotated[
+        Path,
+        typer.Argument(
+            help="A finished pairwise run, or a judge table with an `order` column (then give "
+            "--human)."
+        ),
+    ],
     human: Annotated[Path | None, typer.Option(help="Human labels (default: the run's).")] = None,
     judge_name: Annotated[
         str | None, typer.Option(help="The judge to align (default: the run's only one).")
@@ -25,8 +31,13 @@ def align(
     the human majority on a share of the items, and score the fitted reading only on the other
     items: agreement before and after with intervals, the trust gate on both, and the same fit
     on shuffled labels as a control."""
-    from judge.analysis.align_run import align_run
+    from judge.analysis.align_run import align_run, align_tables
 
-    result = align_run(run, judge=judge_name, human=human, share=share, seed=seed)
+    if run.is_dir():
+        result = align_run(run, judge=judge_name, human=human, share=share, seed=seed)
+    elif human is None:
+        raise typer.BadParameter("a judge table needs --human LABELS", param_hint="--human")
+    else:
+        result = align_tables(run, human, share=share, seed=seed)
     for line in result.lines():
         typer.echo(line)

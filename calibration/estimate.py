@@ -66,6 +66,8 @@ def from_resamples(
         q = (1.0 - confidence) / 2.0
         levels = np.array([q, 1.0 - q])
         if jackknife is not None:
+            from calibration.resampling import bca_levels
+
             levels = bca_levels(point, ok, jackknife[np.isfinite(jackknife)], levels)
         lo, hi = (float(v) for v in np.quantile(ok, levels))
     reason = None if ok.size else "every resample undefined"
@@ -82,27 +84,6 @@ def from_resamples(
         int(boot.size - ok.size),
         **counts,
     )
-
-
-def bca_levels(
-    point: float, reps: np.ndarray, jackknife: np.ndarray, levels: np.ndarray
-) -> np.ndarray:
-    """The quantile levels of BCa's interval (`levels` where it cannot be computed: fewer
-    than three jackknife values, or an infinite correction). Ties with the point value count
-    half below: agreement statistics put mass on it."""
-    from scipy.special import ndtr, ndtri
-
-    if len(jackknife) < 3:
-        return levels
-    tol = 1e-12 * max(1.0, abs(point))
-    below = (np.sum(reps < point - tol) + 0.5 * np.sum(np.abs(reps - point) <= tol)) / len(reps)
-    z0 = float(ndtri(np.clip(below, 0.5 / len(reps), 1 - 0.5 / len(reps))))
-    dev = jackknife.mean() - jackknife
-    spread = float((dev**2).sum())
-    accel = float((dev**3).sum() / (6.0 * spread**1.5)) if spread > 0 else 0.0
-    z = ndtri(levels)
-    out = ndtr(z0 + (z0 + z) / (1 - accel * (z0 + z)))
-    return out if np.isfinite(out).all() else levels
 
 
 def check_resampling(resamples: int, confidence: float) -> None:

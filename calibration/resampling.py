@@ -289,10 +289,35 @@ def _jackknife_accel(units: Units) -> float:
     if units.n < 3:
         return 0.0
     sizes = units.sizes if units.sizes is not None else np.full(units.n, float(units.size))
-    theta = (units.sums.sum() - units.sums) / (sizes.sum() - sizes)
-    dev = theta.mean() - theta
+    return acceleration((units.sums.sum() - units.sums) / (sizes.sum() - sizes))
+
+
+def acceleration(jackknife: np.ndarray) -> float:
+    """BCa's acceleration from a statistic's jackknife values (Efron 1987): their skewness
+    over six."""
+    dev = jackknife.mean() - jackknife
     denom = 6.0 * (dev @ dev) ** 1.5
     return float((dev**3).sum() / denom) if denom > 0 else 0.0
+
+
+def bias_correction(reps: np.ndarray, point: float) -> float:
+    """BCa's z0: the normal quantile of the share of replicates below the point estimate.
+    Half of the ties count as below: discrete statistics put mass on the estimate itself, and
+    counting all of it (as scipy does) biases z0 for verdict data."""
+    below = _fraction_below(reps, point)
+    return float(ndtri(np.clip(below, 0.5 / len(reps), 1 - 0.5 / len(reps))))
+
+
+def bca_levels(
+    point: float, reps: np.ndarray, jackknife: np.ndarray, levels: np.ndarray
+) -> np.ndarray:
+    """The quantile levels of BCa's interval for any statistic with bootstrap replicates
+    `reps` and `jackknife` values; `levels` where it cannot be computed (fewer than three
+    jackknife values, or an infinite correction)."""
+    if len(jackknife) < 3:
+        return levels
+    out = _bca_levels(bias_correction(reps, point), acceleration(jackknife), levels)
+    return out if np.isfinite(out).all() else levels
 
 
 def _fraction_below(reps: np.ndarray, x: float, pseudo: float = 0.0) -> float:
@@ -335,10 +360,7 @@ def resample_mean(
         nan2 = (math.nan, math.nan)
         return Boot(estimate, reps, nan2, nan2, math.nan, math.nan, chosen, units)
     pct = np.quantile(reps, [alpha, 1 - alpha])
-    # Half of the ties count as below: discrete statistics put mass on the estimate itself,
-    # and counting all of it (as scipy does) biases z0 for verdict data.
-    below = _fraction_below(reps, estimate)
-    z0 = float(ndtri(np.clip(below, 0.5 / len(reps), 1 - 0.5 / len(reps))))
+    z0 = bias_correction(reps, estimate)
     accel = _jackknife_accel(units)
     levels = _bca_levels(z0, accel, np.array([alpha, 1 - alpha]))
     bca = np.quantile(reps, levels) if np.isfinite(levels).all() else pct

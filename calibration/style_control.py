@@ -48,8 +48,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit
 
-from calibration.estimate import bca_levels
 from calibration.length_control import item_difficulty
+from calibration.resampling import bca_levels
 
 CONTROLS = ("length", "markdown")
 MARKDOWN = ("headers", "lists", "bold")

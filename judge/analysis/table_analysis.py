@@ -146,6 +146,11 @@ def validate_labels(path: Path) -> int:
     """Check human labels as the calibration will use them (`calibration.labels.normalise`:
     columns, empty keys, winners or scores) before they are kept anywhere; returns the number
     of rows. Raises `DataError` naming the file, and the row and column at fault."""
+    return len(checked_labels(path))
+
+
+def checked_labels(path: Path) -> pd.DataFrame:
+    """The human labels of `path` as read, once `validate_labels`' checks have passed."""
     from calibration.kinds import table_kind
     from calibration.labels import LabelError, normalise
     from judge.analysis.verdict_tables import load_labels
@@ -163,7 +168,7 @@ def validate_labels(path: Path) -> int:
                 field=exc.column,
             )
         raise error from None
-    return len(table)
+    return table
 
 
 def label_error(exc: LabelError, *, judge: Path | None, human: Path | None) -> DataError:

@@ -49,44 +49,38 @@ def dry_run(
         with RunStore.open_read_only(rundir.path, cache) as store:
             check_run_inputs(config, rubric.kind, done.systems, store.strata_columns())
             return estimate_run(store, config, rubric, measured=store.reply_tokens(), notes=notes)
-    note = _another_config(rundir, (config_hash, earlier_hash))
-    notes += [note] if note else []
     with tempfile.TemporaryDirectory(prefix="judge-dry-run-") as scratch, ExitStack() as stack:
+        # The run's own store, when it holds this config: its replies are not sent again.
+        own, note = _own_store(rundir, (config_hash, earlier_hash))
+        notes += [note] if note else []
+        if own is not None:
+            stack.enter_context(own)
         copy = RunDir(Path(scratch) / rundir.path.name)
         log(f"preparing into a scratch directory ({scratch}); {rundir.path} is left as it is")
         prepare_run(_with_secret(config, rundir), copy, log=log)
         store = stack.enter_context(RunStore.open_read_only(copy.path, cache))
-        # The run's own store, when it holds this config: its replies are not sent again.
-        own = None if note or not rundir.has_store() else _open(rundir)
-        if own is not None:
-            stack.enter_context(own)
         measured = {} if own is None else own.reply_tokens()
         return estimate_run(store, config, rubric, measured=measured, notes=notes, answered=own)
 
 
-def _another_config(rundir: RunDir, hashes: tuple[str, str]) -> str | None:
-    """A note when `rundir` holds a run of another config (which `judge run` refuses), or a
-    store this version cannot read without bringing it up to date."""
+def _own_store(rundir: RunDir, hashes: tuple[str, str]) -> tuple[RunStore | None, str | None]:
+    """`rundir`'s store opened read-only when it holds a run of this config; else None, and
+    a note when it holds a run of another config (which `judge run` refuses) or a store this
+    version cannot read without bringing it up to date."""
     if not rundir.has_store():
-        return None
+        return None, None
     try:
-        with RunStore.open_read_only(rundir.path) as store:
-            stored = store.get_meta("config_hash")
+        store = RunStore.open_read_only(rundir.path)
     except StoreError as exc:
-        return f"{rundir.path}: {exc}; `judge run` will bring it up to date first"
+        return None, f"{rundir.path}: {exc}; `judge run` will bring it up to date first"
+    stored = store.get_meta("config_hash")
     if stored is not None and stored not in hashes:
-        return (
+        store.close()
+        return None, (
             f"{rundir.path} holds a run prepared from a different config: `judge run` will "
             "refuse it; choose another run dir (--run-dir, run_dir=) or remove that one"
         )
-    return None
-
-
-def _open(rundir: RunDir) -> RunStore | None:
-    try:
-        return RunStore.open_read_only(rundir.path)
-    except StoreError:
-        return None
+    return store, None
 
 
 def _with_secret(config: RunConfig, rundir: RunDir) -> RunConfig:

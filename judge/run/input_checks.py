@@ -62,11 +62,9 @@ def _labels(path: Path | None, kind: str, systems: Sequence[str]) -> pd.DataFram
     if path is None:
         return None
     from calibration.kinds import table_kind
-    from judge.analysis.table_analysis import validate_labels
-    from judge.analysis.verdict_tables import load_labels
+    from judge.analysis.table_analysis import checked_labels
 
-    validate_labels(path)
-    table = load_labels(path)
+    table = checked_labels(path)
     told, column = table_kind(table)
     wanted = "pairwise" if kind == "pairwise" else "absolute"
     if told is not None and told != wanted:

@@ -62,8 +62,14 @@ def estimate_tokens(messages: Sequence[ChatMessage]) -> int:
 
 
 def max_tokens(spec: JudgeSpec) -> int:
+    cap = _reply_cap(spec)
+    return _EST_OUTPUT_TOKENS if cap is None else cap
+
+
+def _reply_cap(spec: JudgeSpec) -> int | None:
+    """The judge's `max_tokens` (or `max_completion_tokens`); None when it sets neither."""
     value = spec.params.get("max_tokens") or spec.params.get("max_completion_tokens")
-    return int(value) if isinstance(value, int | float) else _EST_OUTPUT_TOKENS
+    return int(value) if isinstance(value, int | float) else None
 
 
 def worst_case_cost(request: JudgeRequest, spec: JudgeSpec, *, batch: bool = False) -> float:
@@ -115,9 +121,9 @@ def reply_length(
             )
         else:
             basis = f"assumed: the verdict alone, as rubric {rubric.id} asks"
-    cap = spec.params.get("max_tokens") or spec.params.get("max_completion_tokens")
-    if isinstance(cap, int | float) and tokens > cap:
-        return ReplyLength(tokens=int(cap), basis=f"{basis}; capped by max_tokens {int(cap)}")
+    cap = _reply_cap(spec)
+    if cap is not None and tokens > cap:
+        return ReplyLength(tokens=cap, basis=f"{basis}; capped by max_tokens {cap}")
     return ReplyLength(tokens=tokens, basis=basis)
 
 

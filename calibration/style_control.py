@@ -369,6 +369,14 @@ class _Fit(NamedTuple):
         w = newton(x, rows.p, np.ones((1, rows.p.size)), ridge, np.zeros((1, x.shape[1])))[0]
         return cls(rows, ridge, kept, w)
 
+    def refitted(self, item_weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per row of `item_weights` (a weight per item: a resample's counts, a jackknife's
+        leave-out): the judgments' weights, and the controlled rate refitted under them."""
+        weights = item_weights[:, self.rows.items]
+        start = np.tile(self.w, (len(weights), 1))
+        refit = newton(self.rows.x, self.rows.p, weights, self.ridge, start)
+        return weights, self.controlled(weights, refit)
+
     def controlled(self, weights: np.ndarray, w: np.ndarray) -> np.ndarray:
         """The controlled rate of each fit (rows of `w`) under its weights."""
         x, kept = self.rows.x, self.kept
@@ -393,14 +401,12 @@ def _resampled(
     for start in range(0, resamples, chunk):
         counts = rng.multinomial(n_items, uniform, min(chunk, resamples - start)).astype(float)
         for system, fit in fits.items():
-            rows = fit.rows
-            weights = counts[:, rows.items]
-            refit = newton(rows.x, rows.p, weights, fit.ridge, np.tile(fit.w, (len(counts), 1)))
+            weights, controlled = fit.refitted(counts)
             total = weights.sum(axis=1)
             raw = np.divide(
-                weights @ rows.p, total, out=np.full(total.size, np.nan), where=total > 0
+                weights @ fit.rows.p, total, out=np.full(total.size, np.nan), where=total > 0
             )
-            out[system][0].append(fit.controlled(weights, refit))
+            out[system][0].append(controlled)
             out[system][1].append(raw)
     return {s: (np.concatenate(c), np.concatenate(r)) for s, (c, r) in out.items()}
 
@@ -413,14 +419,9 @@ def _jackknife(fits: dict[str, _Fit], n_items: int) -> dict[str, np.ndarray]:
     keep = (group_of[None, :] != np.arange(groups)[:, None]).astype(float)
     out: dict[str, np.ndarray] = {}
     for system, fit in fits.items():
-        rows = fit.rows
-        chunk = max(1, _CELLS // max(1, rows.p.size))
-        values = []
-        for start in range(0, groups, chunk):
-            weights = keep[start : start + chunk][:, rows.items]
-            refit = newton(rows.x, rows.p, weights, fit.ridge, np.tile(fit.w, (len(weights), 1)))
-            values.append(fit.controlled(weights, refit))
-        out[system] = np.concatenate(values)
+        chunk = max(1, _CELLS // max(1, fit.rows.p.size))
+        parts = [fit.refitted(keep[start : start + chunk])[1] for start in range(0, groups, chunk)]
+        out[system] = np.concatenate(parts)
     return out
 
 

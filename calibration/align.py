@@ -252,7 +252,13 @@ def align(
     before = _right(_runner_rule, held_patterns, truth)
     after = _right(fitted.label, held_patterns, truth)
     controls = np.array([_right(f.label, held_patterns, truth).mean() for f in shuffles])
-    boot = _item_bootstrap(held["item_id"].to_numpy(), [before, after], resamples, rng)
+    from calibration.bootstrap import bootstrap_mean, paired_bootstrap
+
+    # Every key of an item moves together: the clusters are the items.
+    items = held["item_id"].to_numpy()
+    common = {"seed": seed, "resamples": resamples, "clusters": items}
+    scored = [bootstrap_mean(right.astype(float), **common) for right in (before, after)]
+    diff = paired_bootstrap(after.astype(float), before.astype(float), **common)
     gates = (None, None)
     if gate:
         rules = (_runner_rule, fitted.label)
@@ -261,11 +267,11 @@ def align(
         train_keys=len(train),
         heldout_keys=len(held),
         alignment=fitted,
-        before=_score(before, boot[0]),
-        after=_score(after, boot[1]),
+        before=Scored(len(before), scored[0].mean, scored[0].ci_low, scored[0].ci_high),
+        after=Scored(len(after), scored[1].mean, scored[1].ci_low, scored[1].ci_high),
         gain=float(after.mean() - before.mean()),
-        gain_low=float(np.quantile(boot[1] - boot[0], 0.025)),
-        gain_high=float(np.quantile(boot[1] - boot[0], 0.975)),
+        gain_low=float(diff.ci_low),
+        gain_high=float(diff.ci_high),
         control_gain=float(controls.mean() - before.mean()),
         control_low=float(np.quantile(controls, 0.025) - before.mean()),
         control_high=float(np.quantile(controls, 0.975) - before.mean()),
@@ -299,21 +305,3 @@ def _gate(
     labels = labels.rename(columns={"label": "winner"})
     report = calibrate(judged, labels, kind="pairwise", resamples=500, seed=seed)
     return report.gate.verdict
-
-
-def _score(right: np.ndarray, boot: np.ndarray) -> Scored:
-    low, high = np.quantile(boot, [0.025, 0.975])
-    return Scored(len(right), float(right.mean()), float(low), float(high))
-
-
-def _item_bootstrap(
-    items: np.ndarray, series: list[np.ndarray], resamples: int, rng: np.random.Generator
-) -> list[np.ndarray]:
-    """Each series' mean on resamples of whole items (every key of an item moves together),
-    the same draws for all, so their differences are paired."""
-    codes, index = np.unique(items, return_inverse=True)
-    sizes = np.bincount(index, minlength=len(codes)).astype(float)
-    sums = [np.bincount(index, weights=s.astype(float), minlength=len(codes)) for s in series]
-    draws = rng.multinomial(len(codes), np.full(len(codes), 1 / len(codes)), resamples)
-    total = draws @ sizes
-    return [(draws @ s) / total for s in sums]

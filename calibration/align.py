@@ -119,8 +119,9 @@ def _scored(s: Scored) -> str:
 
 def canonical_patterns(judge: pd.DataFrame) -> pd.DataFrame:
     """`judge` (item_id, system_a, system_b, ab, ba: each order's verdict as a, b or tie in the
-    row's terms, None without one) with the key sorted (system_a < system_b) and the pattern
-    turned with it: naming the pair the other way round swaps the labels and the orders."""
+    row's terms, None without one; pair_id kept if there) with the key sorted (system_a <
+    system_b) and the pattern turned with it: naming the pair the other way round swaps the
+    labels and the orders."""
     flip = (judge["system_a"].astype(str) > judge["system_b"].astype(str)).to_numpy()
     ab = judge["ab"].to_numpy(dtype=object)
     ba = judge["ba"].to_numpy(dtype=object)
@@ -133,6 +134,8 @@ def canonical_patterns(judge: pd.DataFrame) -> pd.DataFrame:
             "ba": [_SWAP[a] if f else b for a, b, f in zip(ab, ba, flip, strict=True)],
         }
     )
+    if "pair_id" in judge.columns:
+        out.insert(0, "pair_id", judge["pair_id"].astype(str).to_numpy())
     for column in ("ab", "ba"):
         bad = ~out[column].isin([*LABELS, None])
         if bad.any():
@@ -235,9 +238,7 @@ def align(
     if keys.empty:
         raise ValueError("no key has both the judge's verdicts and a human majority label")
     rng = np.random.default_rng(seed)
-    items = np.array(sorted(keys["item_id"].unique()))
-    train_items = set(rng.permutation(items)[: max(1, round(share * len(items)))])
-    in_train = keys["item_id"].isin(train_items).to_numpy()
+    in_train = keys["item_id"].isin(split_items(keys["item_id"], share, rng)).to_numpy()
     train, held = keys[in_train], keys[~in_train].reset_index(drop=True)
     if held.empty:
         raise ValueError(
@@ -249,33 +250,85 @@ def align(
     shuffles = [fit(patterns, list(rng.permutation(labels)), min_count) for _ in range(_SHUFFLES)]
     held_patterns = list(zip(held["ab"], held["ba"], strict=True))
     truth = held["human"].to_numpy()
-    before = _right(_runner_rule, held_patterns, truth)
-    after = _right(fitted.label, held_patterns, truth)
     controls = np.array([_right(f.label, held_patterns, truth).mean() for f in shuffles])
-    from calibration.bootstrap import bootstrap_mean, paired_bootstrap
-
-    # Every key of an item moves together: the clusters are the items.
-    items = held["item_id"].to_numpy()
-    common = {"seed": seed, "resamples": resamples, "clusters": items}
-    scored = [bootstrap_mean(right.astype(float), **common) for right in (before, after)]
-    diff = paired_bootstrap(after.astype(float), before.astype(float), **common)
-    gates = (None, None)
-    if gate:
-        rules = (_runner_rule, fitted.label)
-        gates = tuple(_gate(held, held_patterns, human, rule, seed) for rule in rules)
+    scored = score_heldout(
+        held,
+        [_runner_rule(p) for p in held_patterns],
+        [fitted.label(p) for p in held_patterns],
+        human,
+        seed=seed,
+        resamples=resamples,
+        gate=gate,
+    )
+    before = scored.before.agreement
     return AlignResult(
         train_keys=len(train),
         heldout_keys=len(held),
         alignment=fitted,
-        before=Scored(len(before), scored[0].mean, scored[0].ci_low, scored[0].ci_high),
-        after=Scored(len(after), scored[1].mean, scored[1].ci_low, scored[1].ci_high),
-        gain=float(after.mean() - before.mean()),
+        before=scored.before,
+        after=scored.after,
+        gain=scored.gain,
+        gain_low=scored.gain_low,
+        gain_high=scored.gain_high,
+        control_gain=float(controls.mean() - before),
+        control_low=float(np.quantile(controls, 0.025) - before),
+        control_high=float(np.quantile(controls, 0.975) - before),
+        seed=seed,
+        gate_before=scored.gate_before,
+        gate_after=scored.gate_after,
+    )
+
+
+def split_items(items: pd.Series, share: float, rng: np.random.Generator) -> set[str]:
+    """The training items: `share` of the distinct `items`, drawn by `rng` (the rest are held
+    out, so no item is in both)."""
+    distinct = np.array(sorted(items.astype(str).unique()))
+    return set(rng.permutation(distinct)[: max(1, round(share * len(distinct)))])
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Two readings of the same held-out keys scored against the people's majority."""
+
+    before: Scored
+    after: Scored
+    gain: float
+    gain_low: float
+    gain_high: float
+    gate_before: str | None
+    gate_after: str | None
+
+
+def score_heldout(
+    held: pd.DataFrame,
+    before: Sequence[str | None],
+    after: Sequence[str | None],
+    human: pd.DataFrame,
+    *,
+    seed: int,
+    resamples: int = 2000,
+    gate: bool = True,
+) -> HeldOut:
+    """Agreement of `before` and `after` (a verdict per row of `held`: a, b, tie or None)
+    with `held["human"]`, each with a cluster-bootstrap interval over items, their paired
+    difference, and the trust gate on each against every label in `human` of those keys."""
+    from calibration.bootstrap import bootstrap_mean, paired_bootstrap
+
+    truth = held["human"].to_numpy(dtype=object)
+    right = [np.asarray(v, dtype=object) == truth for v in (before, after)]
+    # Every key of an item moves together: the clusters are the items.
+    common = {"seed": seed, "resamples": resamples, "clusters": held["item_id"].to_numpy()}
+    scored = [bootstrap_mean(r.astype(float), **common) for r in right]
+    diff = paired_bootstrap(right[1].astype(float), right[0].astype(float), **common)
+    gates: tuple[str | None, str | None] = (None, None)
+    if gate:
+        gates = (_gate(held, before, human, seed), _gate(held, after, human, seed))
+    return HeldOut(
+        before=Scored(len(truth), scored[0].mean, scored[0].ci_low, scored[0].ci_high),
+        after=Scored(len(truth), scored[1].mean, scored[1].ci_low, scored[1].ci_high),
+        gain=float(right[1].mean() - right[0].mean()),
         gain_low=float(diff.ci_low),
         gain_high=float(diff.ci_high),
-        control_gain=float(controls.mean() - before.mean()),
-        control_low=float(np.quantile(controls, 0.025) - before.mean()),
-        control_high=float(np.quantile(controls, 0.975) - before.mean()),
-        seed=seed,
         gate_before=gates[0],
         gate_after=gates[1],
     )
@@ -291,15 +344,13 @@ def _right(rule: object, patterns: list[Pattern], truth: np.ndarray) -> np.ndarr
 
 
 def _gate(
-    held: pd.DataFrame, patterns: list[Pattern], human: pd.DataFrame, rule: object, seed: int
+    held: pd.DataFrame, verdicts: Sequence[str | None], human: pd.DataFrame, seed: int
 ) -> str:
-    """The trust gate's verdict on the held-out keys read by `rule`, against every human
+    """The trust gate's verdict on the held-out keys judged `verdicts`, against every human
     label of those keys."""
     from calibration.calibrate import calibrate
 
-    judged = held[["item_id", "system_a", "system_b"]].assign(
-        winner=[rule(p) for p in patterns]  # type: ignore[operator]
-    )
+    judged = held[["item_id", "system_a", "system_b"]].assign(winner=list(verdicts))
     judged = judged[judged["winner"].notna()]
     labels = human.merge(held[["item_id", "system_a", "system_b"]], how="inner")
     labels = labels.rename(columns={"label": "winner"})

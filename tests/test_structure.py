@@ -67,6 +67,7 @@ RUN_DIR_FILES = {
     "run.lock",
     "response_cache.sqlite",
     "dataframes",
+    "alignment",
 }
 """File names inside a run dir (and the cache beside it): only `judge/store/rundir.py` spells them
 (and `judge/store/run_store.py` its own file's name)."""

@@ -31,20 +31,11 @@ def align_run(
     from calibration.labels import LabelError, normalise
 
     rundir = RunDir(run_dir)
-    table = judgment_table(rundir)
-    rows, _ = run_judgments(rundir, judge, table=table)
-    if "verdict_ab" not in rows.columns:
-        raise DataError("a pairwise run is needed: this one scored responses", path=str(run_dir))
-    if rows["verdict_ab"].isna().all() and rows["verdict_ba"].isna().all():
-        raise DataError(
-            "these rows have no verdict per order (a panel's are combined): choose a judge "
-            "with --judge-name",
-            path=str(run_dir),
-        )
+    rows = run_rows(rundir, judge)
     labels = required_labels(rundir, rundir.stored_config(), human, "--human")
     try:
         people = normalise(load_labels(labels), "pairwise", "human")
-        return align(_patterns(rows), people, share=share, seed=seed)
+        return align(order_patterns(rows), people, share=share, seed=seed)
     except (LabelError, ValueError) as exc:
         raise DataError(str(exc), path=str(labels)) from None
 
@@ -67,8 +58,26 @@ def align_tables(judge: Path, human: Path, *, share: float = 0.5, seed: int = 1)
         raise DataError(str(exc), path=str(human)) from None
 
 
-def _patterns(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each order's verdict (a system's name or tie) as a, b or tie in the row's terms."""
+def run_rows(rundir: RunDir, judge: str | None) -> pd.DataFrame:
+    """One judge's pairwise rows of a finished run, each order's verdict kept (a clear error
+    for a run that scored responses, or a panel, whose rows combine the orders)."""
+    rows, _ = run_judgments(rundir, judge, table=judgment_table(rundir))
+    if "verdict_ab" not in rows.columns:
+        raise DataError(
+            "a pairwise run is needed: this one scored responses", path=str(rundir.path)
+        )
+    if rows["verdict_ab"].isna().all() and rows["verdict_ba"].isna().all():
+        raise DataError(
+            "these rows have no verdict per order (a panel's are combined): choose a judge "
+            "with --judge-name",
+            path=str(rundir.path),
+        )
+    return rows
+
+
+def order_patterns(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each order's verdict (a system's name or tie) as a, b or tie in the row's terms, with
+    the row's key and pair_id."""
 
     def side(column: str) -> list[str | None]:
         out: list[str | None] = []
@@ -81,6 +90,7 @@ def _patterns(rows: pd.DataFrame) -> pd.DataFrame:
 
     return pd.DataFrame(
         {
+            "pair_id": rows["pair_id"].astype(str),
             "item_id": rows["item_id"].astype(str),
             "system_a": rows["system_a"].astype(str),
             "system_b": rows["system_b"].astype(str),

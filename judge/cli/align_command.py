@@ -26,6 +26,35 @@ def align(
         float, typer.Option(min=0.05, max=0.95, help="Share of the items fitted on.")
     ] = 0.5,
     seed: Annotated[int, typer.Option(min=0, help="Seed of the split and the bootstrap.")] = 1,
+    rejudge: Annotated[
+        bool,
+        typer.Option(
+            "--rejudge",
+            help="Also distil notes and examples from the judge's disagreements with people on "
+            "the training items into candidate rubrics, judge the training items again with "
+            "each, and score the best only on the held-out items (a live judge: this sends "
+            "requests; see --dry-run).",
+        ),
+    ] = False,
+    examples: Annotated[
+        int, typer.Option(min=0, max=20, help="--rejudge: at most this many examples.")
+    ] = 4,
+    control: Annotated[
+        bool,
+        typer.Option(
+            "--control",
+            help="--rejudge: also run the whole choice on shuffled training labels (judges "
+            "the training items again).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option("--dry-run", help="--rejudge: price every run it could need; send nothing."),
+    ] = False,
+    max_cost_usd: Annotated[
+        float | None,
+        typer.Option(min=0, help="--rejudge: stop spending past this (default: the run's budget)."),
+    ] = None,
 ) -> None:
     """Fit how the judge's two presentation orders are read (agree, disagree, one missing) to
     the human majority on a share of the items, and score the fitted reading only on the other
@@ -39,5 +68,42 @@ def align(
         raise typer.BadParameter("a judge table needs --human LABELS", param_hint="--human")
     else:
         result = align_tables(run, human, share=share, seed=seed)
+    for line in result.lines():
+        typer.echo(line)
+    if rejudge:
+        if not run.is_dir():
+            raise typer.BadParameter("--rejudge needs a run dir", param_hint="RUN")
+        _rejudge(run, human, judge_name, share, seed, examples, control, dry_run, max_cost_usd)
+
+
+def _rejudge(
+    run: Path,
+    human: Path | None,
+    judge_name: str | None,
+    share: float,
+    seed: int,
+    examples: int,
+    control: bool,
+    dry_run: bool,
+    max_cost_usd: float | None,
+) -> None:
+    from judge.run.align_rubric import align_rubric
+
+    typer.echo("")
+    typer.echo(
+        "rejudging with distilled rubrics" + (" (dry run: nothing is sent)" if dry_run else "")
+    )
+    result = align_rubric(
+        run,
+        judge=judge_name,
+        human=human,
+        share=share,
+        seed=seed,
+        examples=examples,
+        control=control,
+        dry_run=dry_run,
+        max_cost_usd=max_cost_usd,
+        log=lambda message: typer.echo(message, err=True),
+    )
     for line in result.lines():
         typer.echo(line)

@@ -5,6 +5,7 @@ what it cost (`cost_section`)."""
 from __future__ import annotations
 
 from judge.report import plots
+from judge.report.alignment_section import alignment_section
 from judge.report.blocks import Block, Bullets, Details, Figure, Heading, Para, Table
 from judge.report.cost_section import cost_blocks
 from judge.report.format import count, counted, estimate, interval, level, pct, share, stratum_name
@@ -36,7 +37,9 @@ def judge_section(summary: RunSummary, analysis: Analysis) -> list[Block]:
     figure = plots.judge_bias(summary.judges)
     if figure:
         blocks.append(Figure("judge_bias", figure, "Position consistency and first-slot wins"))
-    return blocks + _agreement(analysis) + cost_blocks(summary)
+    return (
+        blocks + _agreement(analysis) + alignment_section(analysis.alignment) + cost_blocks(summary)
+    )
 
 
 def _agreement(analysis: Analysis) -> list[Block]:

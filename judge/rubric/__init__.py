@@ -5,6 +5,9 @@ from judge.exports import lazy_exports
 
 _EXPORTS = {
     "Rubric": "judge.rubric.rubrics",
+    "Example": "judge.rubric.rubrics",
+    "Provenance": "judge.rubric.rubrics",
+    "NOTES_HEADING": "judge.rubric.rubrics",
     "load_rubric": "judge.rubric.rubrics",
     "builtin_rubrics": "judge.rubric.rubrics",
     "render_pairwise": "judge.rubric.rubrics",

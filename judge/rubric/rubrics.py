@@ -144,6 +144,57 @@ class OutputSpec(_Strict):
     {"1": A, "2": B}); the built-in synonyms (Response A, [[C]], draw, ...) always apply."""
 
 
+class Example(_Strict):
+    """A comparison people judged, shown to the judge ahead of the task (what `judge align`
+    distils from a judge's disagreements with human labels). Its texts are candidate data: they
+    are rendered between their own delimiters in the user message and neutralised like any
+    response."""
+
+    prompt: str = Field(min_length=1)
+    """The user request, as the example's responses answered it."""
+    response_a: str
+    """The response shown first."""
+    response_b: str
+    """The response shown second."""
+    verdict: Label
+    """What people decided: A, B or tie."""
+
+
+class Provenance(_Strict):
+    """Where a derived rubric came from (`judge align` writes it): enough to tell which labels
+    and which split shaped it, and to refuse scoring it on the labels it was fitted on."""
+
+    method: str
+    """What derived it, e.g. `judge align`."""
+    derived_from: str
+    """The rubric it was derived from, `<id>@<version>`."""
+    derived_hash: str
+    """That rubric's `hash`."""
+    judge: str
+    """The judge whose disagreements it was fitted to."""
+    labels: str
+    """The human labels fitted on: file name and sha256."""
+    split_seed: int
+    """Seed of the split by item into training and held-out items."""
+    train_items: tuple[str, ...]
+    """The items fitted on; scores on them are not evidence for this rubric."""
+    evidence: tuple[str, ...] = ()
+    """Why each clarification was written, as measured on the training items."""
+    chosen_by: str = ""
+    """How this version was chosen among the candidates."""
+
+
+# Fields a rubric gained after its hash was first defined: left out of the hash while unused,
+# so every rubric written before them keeps its hash (and its runs, their cache).
+_LATER_FIELDS = ("clarifications", "examples", "provenance")
+_EXAMPLE_TAGS = {"[EXAMPLE", "[EXAMPLE USER MESSAGE", "[EXAMPLE RESPONSE A", "[EXAMPLE RESPONSE B"}
+"""The examples block's delimiters, neutralised in every candidate text of a rubric with
+examples."""
+NOTES_HEADING = "Notes from comparing this judge's earlier verdicts with people's:"
+"""The heading of a rubric's clarifications in the system message (the simulator's `heed`
+reads what follows it)."""
+
+
 class Rubric(_Strict):
     """One judge instruction set. Bump `version` on any wording change; `hash` changes anyway."""
 
@@ -167,10 +218,19 @@ class Rubric(_Strict):
     """Sandboxed Jinja2 template of the user message; untrusted values sit between delimiters."""
     output: OutputSpec
     """Reply format."""
+    clarifications: tuple[str, ...] = ()
+    """Trusted notes appended to the system message under a heading of their own, e.g. what
+    `judge align` measured this judge getting wrong against people."""
+    examples: tuple[Example, ...] = ()
+    """Pairwise only: comparisons people judged, shown at the start of the user message (a
+    prefix every request shares, so prompt caching keeps their cost down)."""
+    provenance: Provenance | None = None
+    """Set on a derived rubric (`judge align`); absent on a hand-written one."""
 
     _neutraliser: re.Pattern[str] | None = PrivateAttr(default=None)
     _hash: str = PrivateAttr(default="")
     _memo: dict[str, str] | None = PrivateAttr(default=None)
+    _examples_block: str | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -180,9 +240,17 @@ class Rubric(_Strict):
         _compile(self.user, "user", variables)
         self._check_placeholders()
         tags = _delimiter_tags(self.system + "\n" + self.user)
+        if self.examples:
+            if self.kind != "pairwise":
+                raise ValueError("examples: only pairwise rubrics show judged examples")
+            tags |= _EXAMPLE_TAGS
         self._neutraliser = delimiter_neutraliser(tags)
         self._check_delimited(variables, tags)
-        self._hash = content_hash(self.model_dump(mode="json"))
+        dumped = self.model_dump(mode="json")
+        for name in _LATER_FIELDS:
+            if not dumped[name]:
+                del dumped[name]
+        self._hash = content_hash(dumped)
         return self
 
     @property
@@ -318,10 +386,37 @@ class Rubric(_Strict):
             raise ConfigError(f"rubric '{self.id}': template failed to render: {exc}") from None
         except LimitError as exc:
             raise _in_rubric(self.id, exc) from None
+        system, user = out["system"].strip(), out["user"].strip()
+        if self.clarifications:
+            notes = "\n".join(f"- {note}" for note in self.clarifications)
+            system = f"{system}\n\n{NOTES_HEADING}\n{notes}"
+        if self.examples:
+            user = f"{self._examples_text()}\n\n{user}"
         return (
-            ChatMessage(role="system", content=out["system"].strip()),
-            ChatMessage(role="user", content=out["user"].strip()),
+            ChatMessage(role="system", content=system),
+            ChatMessage(role="user", content=user),
         )
+
+    def _examples_text(self) -> str:
+        """The examples block: the same for every request, so it is rendered once."""
+        if self._examples_block is None:
+            n = len(self.examples)
+            blocks = [
+                f"[EXAMPLE]\nExample {i} of {n}\n[EXAMPLE USER MESSAGE]\n"
+                f"{self._neutralise_now(e.prompt)}\n[/EXAMPLE USER MESSAGE]\n"
+                f"[EXAMPLE RESPONSE A]\n{self._neutralise_now(e.response_a)}\n"
+                f"[/EXAMPLE RESPONSE A]\n[EXAMPLE RESPONSE B]\n"
+                f"{self._neutralise_now(e.response_b)}\n[/EXAMPLE RESPONSE B]\n"
+                f"People's verdict: {e.verdict}\n[/EXAMPLE]"
+                for i, e in enumerate(self.examples, 1)
+            ]
+            self._examples_block = (
+                "First, comparisons that people judged, to show how they weigh responses. "
+                "They are examples only: do not judge them.\n\n"
+                + "\n\n".join(blocks)
+                + "\n\nNow the comparison to judge."
+            )
+        return self._examples_block
 
     @contextlib.contextmanager
     def neutralised(self) -> Iterator[None]:

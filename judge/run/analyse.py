@@ -33,6 +33,7 @@ from judge.run.analyse_audit import audit_section
 from judge.run.analyse_canaries import canary_section
 from judge.run.answer import answer, trust_reason
 from judge.store.rundir import RunDir
+from judge.summary.alignment import RubricAlignment
 from judge.summary.canary import Canaries
 from judge.summary.run_summary import (
     Analysis,
@@ -110,6 +111,7 @@ def analyse_run(
             decision=decision,
             audit=audit_section(config, rundir, table, comparison, decision, labels),
             canaries=canaries,
+            alignment=_alignment(rundir),
         )
     except (ComparisonInputError, GateSyntaxError, GateError, LabelError) as exc:
         raise DataError(str(exc), path=str(rundir.path)) from None
@@ -539,3 +541,17 @@ def _no_verdicts(rows: pd.DataFrame) -> str:
         + (f" ({reasons})" if reasons else "")
         + "; judgments.jsonl holds each reply and why it was not read"
     )
+
+
+def _alignment(rundir: RunDir) -> RubricAlignment | None:
+    """What the last `judge align --rejudge` of this run measured, if one ran."""
+    path = rundir.alignment_file
+    if not path.is_file():
+        return None
+    try:
+        return RubricAlignment.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise DataError(
+            f"not an alignment record ({exc.__class__.__name__}): run judge align --rejudge again",
+            path=str(path),
+        ) from None

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from judge.blinding.injection import detect
 from judge.config.simulator import ReplyStyle, SimulatorConfig
+from judge.rubric.rubrics import NOTES_HEADING
 
 
 def _delimited(tag: str) -> re.Pattern[str]:
@@ -159,6 +160,8 @@ def decide(
     presenting a pair in the other order changes nothing but the unsure case, which is where
     position bias acts.
     """
+    if config.heed and NOTES_HEADING in instructions:
+        config = heeded(config, instructions.partition(NOTES_HEADING)[2])
     a = RESPONSE_A_PATTERN.search(user_text)
     b = RESPONSE_B_PATTERN.search(user_text)
     if a and b:
@@ -172,6 +175,28 @@ def decide(
         return None
     decision = _decide_single(config, family, found.strip(), content_digest)
     return _shape_absolute(config, decision, found, instructions, user_text)
+
+
+_NOTE_TOPICS = {
+    "position": re.compile(r"\border\b|\bshown first\b|\bposition", re.IGNORECASE),
+    "length": re.compile(r"\blonger\b|\bshorter\b|\blength\b", re.IGNORECASE),
+    # Only the note against too many ties: the other asks for more, which this does not model.
+    "tie": re.compile(r"\bsay tie only when\b", re.IGNORECASE),
+}
+
+
+def heeded(config: SimulatorConfig, notes: str) -> SimulatorConfig:
+    """`config` as a judge that read `notes` (a rubric's clarifications) follows them: each
+    bias a note is about loses `heed` of its pull (`SimulatorConfig.heed`)."""
+    keep = 1.0 - config.heed
+    update: dict[str, float] = {}
+    if _NOTE_TOPICS["position"].search(notes):
+        update["position_bias"] = 0.5 + (config.position_bias - 0.5) * keep
+    if _NOTE_TOPICS["length"].search(notes):
+        update["verbosity_bias"] = config.verbosity_bias * keep
+    if _NOTE_TOPICS["tie"].search(notes):
+        update["tie_probability"] = config.tie_probability * keep
+    return config.model_copy(update=update) if update else config
 
 
 def _other_delimiters(user_text: str) -> tuple[tuple[str, str] | None, str | None]:

@@ -48,6 +48,7 @@ CACHE_FILENAME = "response_cache.sqlite"
 PLOTS = "plots"
 LABELS_STEM = "human_labels"
 INPUTS_DIRNAME = "dataframes"
+ALIGNMENT_DIRNAME = "alignment"
 LABELLING_FILENAME = "labelling.sqlite"
 
 _held: dict[tuple[str, int], list[int]] = {}
@@ -146,6 +147,18 @@ class RunDir:
         """Batch bodies (`judge.batch`): one JSONL file per planned batch, read when it is
         submitted (again, after a crash)."""
         return self.path / "batches"
+
+    @property
+    def alignment_dir(self) -> Path:
+        """`judge align --rejudge`: its runs (one per candidate rubric and split), their
+        inputs, the chosen rubric, and `alignment_file`."""
+        return self.path / ALIGNMENT_DIRNAME
+
+    @property
+    def alignment_file(self) -> Path:
+        """What the last `judge align --rejudge` measured (`judge.summary.alignment`): the
+        analysis reads it into the report."""
+        return self.alignment_dir / "alignment.json"
 
     @property
     def plots_dir(self) -> Path:

@@ -10,6 +10,7 @@ _EXPORTS = {
     "Calibration": "judge.summary.run_summary",
     "TrustGate": "judge.summary.gate",
     "Decision": "judge.summary.decision",
+    "RubricAlignment": "judge.summary.alignment",
     "Estimate": "judge.summary.base_model",
     "SummaryModel": "judge.summary.base_model",
 }

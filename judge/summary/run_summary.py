@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from judge.config.run_config import AggregateConfig, JudgeSpec, PairsConfig, stand_in_notice
+from judge.summary.alignment import RubricAlignment
 from judge.summary.audit import Audit
 from judge.summary.base_model import Estimate, SummaryModel
 from judge.summary.canary import Canaries, CanarySetup
@@ -464,6 +465,8 @@ class Analysis(SummaryModel):
     audit: Audit
     canaries: Canaries | None = None
     """None for runs without `canaries:` (and runs analysed before canaries existed)."""
+    alignment: RubricAlignment | None = None
+    """What `judge align --rejudge` measured (held-out items only); None if it never ran."""
 
     def gates(self) -> list[tuple[GateKind, GateOutcome]]:
         """Every configured check: the `compare.gates` expressions, then the canaries' (one

@@ -370,6 +370,11 @@ from judge.cli.cascade_command import cascade  # noqa: E402
 app.command()(cascade)
 app.command()(align)
 
+# `judge import` (judge/cli/import_command.py, which imports only typer at module level).
+from judge.cli.import_command import import_command  # noqa: E402
+
+app.command("import")(import_command)
+
 # `judge label ...` (judge/cli/label_command.py, which imports only typer at module level).
 from judge.cli.label_command import label_app  # noqa: E402
 

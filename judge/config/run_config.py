@@ -16,12 +16,14 @@ from pydantic import (
     Field,
     SecretStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from calibration.thresholds import GateThresholds
 from judge.config.batch import BatchSettings
+from judge.config.import_source import ImportSource
 from judge.config.keys import unknown_key
 from judge.config.limits import ANALYSIS_SEED, MAX_RESAMPLES
 from judge.config.simulator import SimulatorConfig
@@ -50,13 +52,22 @@ TABLE_COLUMNS = (
 `data.columns` may give other names."""
 
 
+PREPARED_CONTEXT = "prepared"
+"""The validation context key (`RunConfig.model_validate(raw, context={PREPARED_CONTEXT:
+True})`) under which a config is read back from a prepared run rather than from a user."""
+
+
 class DataConfig(_Strict):
     """The items and the systems' responses to them."""
 
-    items: Path
+    items: Path | None = None
     """Items table (JSONL, CSV or Parquet; `.gz` allowed for JSONL/CSV)."""
-    responses: Path
+    responses: Path | None = None
     """Responses table: item_id, system, output (+ context, latency_s, cost_usd, tokens)."""
+    source: ImportSource | None = None
+    """Instead of `items` and `responses`: another tool's output (an Inspect AI log, promptfoo
+    results, lm-evaluation-harness samples, a Hugging Face dataset), read into the two tables
+    when the run is prepared, as `judge import` writes them (docs/importing.md)."""
     allow_empty_outputs: bool = False
     """Judge empty outputs as empty instead of rejecting the file."""
     systems: list[str] | None = None
@@ -68,6 +79,32 @@ class DataConfig(_Strict):
     system, output, context, latency_s, cost_usd, tokens (responses); values are the column
     names in your files. Columns not named here keep their names (an items table's other
     columns are strata)."""
+
+    @model_validator(mode="after")
+    def _tables_or_source(self, info: ValidationInfo) -> DataConfig:
+        tables = [name for name in ("items", "responses") if getattr(self, name) is not None]
+        if self.source is not None:
+            # A prepared run's stored config holds both: the source and the tables its
+            # prepare wrote from it (`judge.inputs.importers.with_imported_data`).
+            prepared = bool(info.context and info.context.get(PREPARED_CONTEXT))
+            if tables and not (prepared and len(tables) == 2):
+                raise ValueError(
+                    f"give data.source (another tool's files) or data.items and "
+                    f"data.responses (tables), not both: remove data.{tables[0]}"
+                )
+            if self.columns:
+                raise ValueError(
+                    "data.columns renames a table's columns, and the tables data.source "
+                    "writes use the pipeline's names: for a dataset, map its columns in "
+                    "data.source.columns"
+                )
+        elif len(tables) < 2:
+            missing = "responses" if tables == ["items"] else "items"
+            raise ValueError(
+                f"data.{missing} is missing: give the items and responses tables, or "
+                "data.source for another tool's files"
+            )
+        return self
 
     @field_validator("columns")
     @classmethod
@@ -491,8 +528,13 @@ def _resolve_paths(config: RunConfig, base: Path) -> RunConfig:
             return p
         return (base / p).resolve()
 
+    source = config.data.source
     data = config.data.model_copy(
-        update={"items": fix(config.data.items), "responses": fix(config.data.responses)}
+        update={
+            "items": fix(config.data.items),
+            "responses": fix(config.data.responses),
+            "source": None if source is None else source.resolved(base),
+        }
     )
     calibration = config.calibration.model_copy(
         update={

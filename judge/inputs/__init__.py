@@ -1,5 +1,6 @@
 """Reading the items and responses tables (JSONL, CSV, Parquet) into checked rows, with
-errors that name the file, line and field (`tables`, `sources`, `cells`, `duplicates`)."""
+errors that name the file, line and field (`tables`, `sources`, `cells`, `duplicates`); other
+tools' files read into those tables (`importers`)."""
 
 from judge.exports import lazy_exports
 

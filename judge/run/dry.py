@@ -18,6 +18,7 @@ from pathlib import Path
 
 from judge.config.run_config import RunConfig
 from judge.errors import DataError, StoreError
+from judge.inputs.importers.importing import with_imported_data
 from judge.judging.cost_estimate import RunEstimate, estimate_run
 from judge.providers.factory import key_problem
 from judge.rubric.rubrics import load_rubric
@@ -33,6 +34,20 @@ def dry_run(
 ) -> RunEstimate:
     """The pending requests per judge and their estimated cost (synchronous, batch,
     prompt-cached); sends nothing and writes nothing to `run_dir` or the response cache."""
+    if config.data.source is None or config.data.items is not None:
+        return _estimate(config, run_dir, log, cache_path)
+    # Another tool's files: read into scratch tables, as the run reads them into its run dir.
+    with tempfile.TemporaryDirectory(prefix="judge-dry-run-import-") as scratch:
+        imported = with_imported_data(config, Path(scratch), log)
+        return _estimate(imported, run_dir, log, cache_path)
+
+
+def _estimate(
+    config: RunConfig,
+    run_dir: RunDir | str | Path,
+    log: Callable[[str], None],
+    cache_path: Path | None,
+) -> RunEstimate:
     from judge.run.prepare import prepare_run, prepared_hashes
     from judge.run.prepared import already_prepared, fingerprint
 

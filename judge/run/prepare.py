@@ -52,6 +52,7 @@ from judge.blinding.scrubber import Scrubber
 from judge.config.limits import check_planned
 from judge.config.run_config import RunConfig
 from judge.errors import ConfigError, DataError
+from judge.inputs.importers.importing import with_imported_data
 from judge.rubric.rubrics import Rubric, load_rubric
 from judge.run.canary_plan import (
     canary_flags,
@@ -138,6 +139,7 @@ def prepare_locked(
     if chunk_items < 1:
         raise ValueError(f"chunk_items must be at least 1, got {chunk_items}")
     rundir.path.mkdir(parents=True, exist_ok=True)
+    config = with_imported_data(config, rundir.imported_dir, log)
 
     def check() -> None:
         if stop is not None and stop.is_set():

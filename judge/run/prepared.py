@@ -86,6 +86,13 @@ def config_hashes(config: RunConfig, record: dict[str, Any]) -> tuple[str, str]:
             dumped["compare"].pop("control", None)
         if not dumped["data"].get("columns"):
             dumped["data"].pop("columns", None)
+        if dumped["data"].get("source") is None:
+            dumped["data"].pop("source", None)
+        else:
+            # Tables imported from `data.source`: where they were written is no input (a dry
+            # run writes them elsewhere); their content is in the fingerprint.
+            dumped["data"].pop("items", None)
+            dumped["data"].pop("responses", None)
     return content_hash(current), content_hash(earlier)
 
 

@@ -11,6 +11,7 @@
                             the service's upload); the stored config stays as prepared
       run.lock              held by the one command (or service worker) working on the run
       dataframes/           tables `judge.evaluate` was given as DataFrames, as Parquet
+      imported/             the tables a prepare read from `data.source` (another tool's files)
 
 Nothing else in the package spells these names or opens the SQLite file (STYLE.md 15). The
 lock is an exclusive `flock`: the kernel releases it when its holder dies, kill -9 included,
@@ -48,6 +49,7 @@ CACHE_FILENAME = "response_cache.sqlite"
 PLOTS = "plots"
 LABELS_STEM = "human_labels"
 INPUTS_DIRNAME = "dataframes"
+IMPORTED_DIRNAME = "imported"
 ALIGNMENT_DIRNAME = "alignment"
 LABELLING_FILENAME = "labelling.sqlite"
 
@@ -93,6 +95,12 @@ class RunDir:
         """Where a table given to `judge.evaluate` as a DataFrame is written (`name`: items,
         responses, labels), so the run reads, hashes and resumes it as it does a file."""
         return self.path / INPUTS_DIRNAME / f"{name}.parquet"
+
+    @property
+    def imported_dir(self) -> Path:
+        """Where a prepare writes the tables it imports from the config's `data.source`
+        (`judge.inputs.importers`), so the run reads, hashes and resumes them as files."""
+        return self.path / IMPORTED_DIRNAME
 
     @property
     def staging_file(self) -> Path:
@@ -191,7 +199,7 @@ class RunDir:
 
     def stored_config(self) -> RunConfig:
         """The config the run was prepared with (paths already absolute)."""
-        from judge.config.run_config import RunConfig
+        from judge.config.run_config import PREPARED_CONTEXT, RunConfig
 
         if not self.has_store():
             raise DataError("not a run directory (no store.sqlite)", path=str(self.path))
@@ -201,7 +209,7 @@ class RunDir:
             raise DataError(
                 "this run was never prepared (no config in its store)", path=str(self.path)
             )
-        return RunConfig.model_validate(raw)
+        return RunConfig.model_validate(raw, context={PREPARED_CONTEXT: True})
 
     def item_strata(self) -> dict[str, dict[str, Any]]:
         """Each item's strata (category, turn, ...) as the store holds them."""

@@ -375,6 +375,11 @@ from judge.cli.import_command import import_command  # noqa: E402
 
 app.command("import")(import_command)
 
+# `judge migrate` (judge/cli/migrate_command.py, which imports only typer at module level).
+from judge.cli.migrate_command import migrate  # noqa: E402
+
+app.command()(migrate)
+
 # `judge label ...` (judge/cli/label_command.py, which imports only typer at module level).
 from judge.cli.label_command import label_app  # noqa: E402
 

@@ -10,6 +10,8 @@ from judge.exports import lazy_exports
 
 _LAZY: dict[str, str] = {
     "EXIT_CODES": "judge.run.lifecycle",
+    "align_rubric": "judge.run.align_rubric",
+    "migrate_run": "judge.run.migrate_run",
     "Finished": "judge.run.lifecycle",
     "PrepareSummary": "judge.run.prepare",
     "RunOutcome": "judge.run.lifecycle",
@@ -30,8 +32,10 @@ __all__ = [
     "PrepareSummary",
     "RunOutcome",
     "Status",
+    "align_rubric",
     "dry_run",
     "finish_run",
+    "migrate_run",
     "prepare_run",
     "relabel_run",
     "run_pipeline",

@@ -282,3 +282,30 @@ def test_the_simulator_heeds_a_note_only_as_far_as_heed_says() -> None:
     assert wins_for_longer(0.0, note) > 0.9
     assert wins_for_longer(1.0, "") == pytest.approx(wins_for_longer(0.0, ""))
     assert wins_for_longer(1.0, note) < 0.75
+
+
+def test_a_simulated_run_prepared_before_heed_existed_is_the_same_run() -> None:
+    from judge.config.run_config import RunConfig
+    from judge.run.prepared import config_hashes
+
+    config = RunConfig.model_validate(
+        {
+            "name": "x",
+            "data": {"items": "i.jsonl", "responses": "r.jsonl"},
+            "rubric": "pairwise_general",
+            "judges": [{"model": "openai/sim-a", "base_url": "simulator"}],
+            "simulator": {"judges": {"openai/sim-a": {"noise": 0.1}}},
+        }
+    )
+    record = config.model_dump(mode="json")
+    before = json.loads(json.dumps(record))
+    del before["simulator"]["heed"]
+    del before["simulator"]["judges"]["openai/sim-a"]["heed"]
+    assert config_hashes(config, record) == config_hashes(config, before)
+    heeding = config.model_copy(
+        update={"simulator": config.simulator.model_copy(update={"heed": 0.5})}
+    )
+    assert (
+        config_hashes(heeding, heeding.model_dump(mode="json"))[0]
+        != config_hashes(config, record)[0]
+    )

@@ -86,6 +86,12 @@ def config_hashes(config: RunConfig, record: dict[str, Any]) -> tuple[str, str]:
             dumped["compare"].pop("control", None)
         if not dumped["data"].get("columns"):
             dumped["data"].pop("columns", None)
+        simulator = dumped.get("simulator") or {}
+        if not simulator.get("heed", 1):
+            simulator.pop("heed", None)
+        for knobs in (simulator.get("judges") or {}).values():
+            if knobs.get("heed") is None:
+                knobs.pop("heed", None)
         if dumped["data"].get("source") is None:
             dumped["data"].pop("source", None)
         else:

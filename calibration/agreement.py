@@ -20,7 +20,6 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy import stats
 
 from calibration.bootstrap_alpha import resample_index_chunks, resampled_sums
 from calibration.estimate import Agreement, Estimate, check_resampling, from_resamples, undefined
@@ -291,6 +290,8 @@ def spearman(
     x: object, y: object, *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> Estimate:
     """Spearman's rho (midranks for ties), point value from scipy, bootstrap over units."""
+    from scipy import stats  # rank correlations only: not every run's cost
+
     check_resampling(resamples, confidence)
     xa, ya = _numeric_pair(x, y)
     method = "spearman rho (midranks); percentile bootstrap over units"
@@ -312,6 +313,8 @@ def kendall_tau_b(
     x: object, y: object, *, resamples: int = 1000, seed: int = 0, confidence: float = 0.95
 ) -> Estimate:
     """Kendall's tau-b (tie-corrected), point value from scipy, bootstrap over units."""
+    from scipy import stats  # rank correlations only: not every run's cost
+
     check_resampling(resamples, confidence)
     xa, ya = _numeric_pair(x, y)
     method = "kendall tau-b; percentile bootstrap over units"

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from scipy.special import stdtr
 
 from calibration.thresholds import EPSILON, MIN_ITEMS
 
@@ -98,7 +98,7 @@ def one_sided_p(d: np.ndarray, epsilon: float) -> float:
     if sd == 0.0:
         return 0.0 if mean < epsilon else 1.0
     t = (mean - epsilon) / (sd / np.sqrt(n))
-    return float(stats.t.cdf(t, df=n - 1))
+    return float(stdtr(n - 1, t))
 
 
 def benjamini_yekutieli(p: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:

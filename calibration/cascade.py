@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binom
+from scipy.special import bdtr
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def _has_label(level: Level) -> np.ndarray:
 def _binomial_p(errors: int, n: int, allowed: float) -> float:
     """P(at most `errors` disagreements among n) if the disagreement rate were `allowed`: small
     when the data show a rate below it."""
-    return float(binom.cdf(errors, n, allowed))
+    return float(bdtr(errors, n, allowed))
 
 
 def first_size(target: float, level: float) -> int:
@@ -94,7 +94,7 @@ def first_size(target: float, level: float) -> int:
     at `level` when they disagree at half that rate (module docstring)."""
     allowed = 1 - target
     m = 1
-    while binom.cdf(math.floor(m * allowed / 2), m, allowed) > level:
+    while bdtr(math.floor(m * allowed / 2), m, allowed) > level:
         m += 1
     return m
 

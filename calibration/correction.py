@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
+from scipy.special import ndtri
 
 from calibration.estimate import Estimate
 from calibration.labels import OUTCOME_SCORE
@@ -85,7 +85,7 @@ class CorrectedEstimate:
 def z_quantile(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return float(stats.norm.ppf(0.5 + confidence / 2.0))
+    return float(ndtri(0.5 + confidence / 2.0))
 
 
 def _normal(value: float, var: float, z: float, n: int, method: str, conf: float) -> Estimate:

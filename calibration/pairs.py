@@ -21,8 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtri
-from scipy.stats import binom
+from scipy.special import bdtr, ndtri
 
 from calibration.bootstrap import PairedBootstrapResult, paired_bootstrap
 from calibration.jsonable import jsonable
@@ -73,7 +72,7 @@ def items_to_tell_apart(
         k = np.arange(1, int(4 * rough) + 64)
         if len(k) > 1 << 22:
             return math.ceil(rough * n / (wins + losses)), "sign"
-        below = np.flatnonzero(2 * binom.cdf(np.floor(share * k + 1e-9), k, 0.5) < level)
+        below = np.flatnonzero(2 * bdtr(np.floor(share * k + 1e-9), k, 0.5) < level)
         return math.ceil(int(k[below[0]]) * n / (wins + losses)), "sign"
     if diff == 0:
         return None

@@ -51,8 +51,7 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr, ndtri, stdtr
-from scipy.stats import binom
+from scipy.special import bdtr, ndtr, ndtri, stdtr
 
 Method = Literal["percentile", "bca"]
 Algorithm = Literal["auto", "gather", "counts"]
@@ -417,7 +416,7 @@ def sign_test(wins: int, losses: int) -> float:
     if n == 0:
         return 1.0
     # Binomial(n, 1/2) is symmetric: both tails at least as extreme as the smaller count.
-    return float(min(1.0, 2 * binom.cdf(min(wins, losses), n, 0.5)))
+    return float(min(1.0, 2 * bdtr(min(wins, losses), n, 0.5)))
 
 
 def _signs(units: Units) -> tuple[int, int] | None:

@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 
 @dataclass(frozen=True)
@@ -37,6 +36,8 @@ def _table(labeled: Sequence[object], unlabeled: Sequence[object]) -> np.ndarray
 
 
 def _p_value(table: np.ndarray) -> tuple[float | None, str]:
+    from scipy import stats  # loaded when asked: scipy.stats costs every run half a second
+
     table = table[:, table.sum(axis=0) > 0]
     if table.shape[1] < 2 or (table.sum(axis=1) == 0).any():
         return None, "none (one category, or one side empty)"

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri
 
 from calibration.cascade import Level, apply, calibrate
 from calibration.correction import wilson
@@ -125,7 +125,7 @@ def cascade_from_run(
     agreement = float(right.mean()) if right.size else None
     low, high = (None, None)
     if agreement is not None:
-        low, high = wilson(agreement, right.size, float(norm.ppf(0.975)))
+        low, high = wilson(agreement, right.size, float(ndtri(0.975)))
     out_levels = tuple(
         CascadeLevel(
             judge=lv.judge,

@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "labelling": 9,
     "service": 10,
     "cli": 11,
+    "pytest_plugin": 11,
 }
 """Each package of judge/ and its layer: a module imports only from its own package or from a
 lower layer (core -> config -> stage libraries -> judging -> analysis/report -> run -> the

@@ -375,6 +375,11 @@ from judge.cli.import_command import import_command  # noqa: E402
 
 app.command("import")(import_command)
 
+# `judge pr-comment` (judge/cli/comment_command.py, which imports only typer at module level).
+from judge.cli.comment_command import pr_comment  # noqa: E402
+
+app.command("pr-comment")(pr_comment)
+
 # `judge migrate` (judge/cli/migrate_command.py, which imports only typer at module level).
 from judge.cli.migrate_command import migrate  # noqa: E402
 

@@ -29,17 +29,10 @@ def decision_section(
     """The section; `ranking` goes under the gates and the canaries' line, on the first
     screen (the caller builds it: it reads the comparison, which the Decision does not)."""
     decision = analysis.decision
-    answer = decision.answer
     blocks: list[Block] = [
         Heading("Decision"),
-        Callout(answer.text, _ANSWER_TONE[answer.outcome], id="answer", strong=True),
-        Callout(
-            f"Judge: {decision.trust_reason}.",
-            _TRUST_TONE.get(decision.gate, "warn"),
-            id="trust",
-            mark=Mark(decision.gate.upper(), _TRUST_TONE.get(decision.gate, "warn")),
-        ),
-        *_gates(analysis),
+        *decision_callouts(analysis),
+        *gates_table(analysis),
     ]
     # The canaries' gates in one line: their table (one row per canary and judge) is long.
     canaries = canary_line(analysis)
@@ -71,7 +64,23 @@ def decision_section(
     return blocks
 
 
-def _gates(analysis: Analysis) -> list[Block]:
+def decision_callouts(analysis: Analysis) -> list[Block]:
+    """The answer, and the judge's trust verdict as a badge: the Decision's first two lines
+    (the pull-request comment's too)."""
+    decision = analysis.decision
+    answer = decision.answer
+    return [
+        Callout(answer.text, _ANSWER_TONE[answer.outcome], id="answer", strong=True),
+        Callout(
+            f"Judge: {decision.trust_reason}.",
+            _TRUST_TONE.get(decision.gate, "warn"),
+            id="trust",
+            mark=Mark(decision.gate.upper(), _TRUST_TONE.get(decision.gate, "warn")),
+        ),
+    ]
+
+
+def gates_table(analysis: Analysis) -> list[Block]:
     """Every `compare.gates` gate, PASS or FAIL, with the value it compared and that
     statistic's interval (the canaries' gates: `canary_line`, and the Canaries section)."""
     gates = [g for kind, g in analysis.gates() if kind == "compare"]

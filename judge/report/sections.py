@@ -12,7 +12,17 @@ from typing import Any
 
 from judge.report import plots
 from judge.report.audit_section import audit_section, family_cell
-from judge.report.blocks import Block, Bullets, Callout, Details, Figure, Heading, Para, Table
+from judge.report.blocks import (
+    Block,
+    Bullets,
+    Callout,
+    Cell,
+    Details,
+    Figure,
+    Heading,
+    Para,
+    Table,
+)
 from judge.report.canary_section import canary_section
 from judge.report.control_section import control_section
 from judge.report.decision_section import decision_section
@@ -44,11 +54,9 @@ from judge.summary.run_summary import (
 def build(summary: RunSummary) -> list[Block]:
     analysis = summary.analysed()
     blocks: list[Block] = [Heading(f"Evaluation report: {summary.run.name}", 1)]
-    notice = summary.run.notice()
-    if notice:
-        # Before any number: a simulated run's ranking is planted behaviour, not a finding.
-        simulated = any(j.stand_in == "simulated" for j in summary.run.judges)
-        blocks.append(Callout(notice, "bad" if simulated else "warn", id="stand-in", strong=True))
+    notice = stand_in_callout(summary)
+    if notice is not None:
+        blocks.append(notice)
     # The decision follows the question: a reader with a minute reads those two.
     blocks += _question(summary)
     blocks += decision_section(summary, analysis, ranking_section(analysis))
@@ -60,6 +68,16 @@ def build(summary: RunSummary) -> list[Block]:
     # Provenance last, and collapsed in HTML: it is for reproducing the run, not deciding.
     blocks += _setup(summary, analysis)
     return blocks
+
+
+def stand_in_callout(summary: RunSummary) -> Callout | None:
+    """A simulated or replayed run's notice, to go before any number: a simulated run's
+    ranking is planted behaviour, not a finding. None for judges that were called."""
+    notice = summary.run.notice()
+    if not notice:
+        return None
+    simulated = any(j.stand_in == "simulated" for j in summary.run.judges)
+    return Callout(notice, "bad" if simulated else "warn", id="stand-in", strong=True)
 
 
 def _question(summary: RunSummary) -> list[Block]:
@@ -243,7 +261,16 @@ def _pair_list(comparison: RunComparison) -> Details:
     figure = plots.forest(comparison.comparisons, "Paired differences, winner first", unit)
     if figure:
         content.append(Figure("forest", figure, "Forest plot of paired differences"))
-    diffs = [
+    content.append(pair_table(comparison))
+    hint = "every pair's difference, wins/losses/ties, Holm p-value; forest plot"
+    return Details("Paired differences", hint, content, id="pairs", level=3)
+
+
+def pair_table(comparison: RunComparison) -> Table:
+    """Every pair, winner first, largest difference first: its difference with the interval,
+    wins/losses/ties, Holm p-value and whether it is told apart (the pull-request comment's
+    table too)."""
+    diffs: list[list[Cell]] = [
         [
             f"{c.a} vs {c.b}",
             interval(c.mean_diff, c.ci_low, c.ci_high),
@@ -253,11 +280,7 @@ def _pair_list(comparison: RunComparison) -> Details:
         ]
         for c in _by_difference(comparison.comparisons)
     ]
-    content.append(
-        Table(["pair", "difference (net win rate)", "W/L/T", "p (Holm)", "told apart"], diffs)
-    )
-    hint = "every pair's difference, wins/losses/ties, Holm p-value; forest plot"
-    return Details("Paired differences", hint, content, id="pairs", level=3)
+    return Table(["pair", "difference (net win rate)", "W/L/T", "p (Holm)", "told apart"], diffs)
 
 
 def _by_difference(comparisons: list[PairDiff]) -> list[PairDiff]:

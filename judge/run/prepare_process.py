@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # `start_spare` runs before this process has loaded them
     from judge.store.rundir import RunDir
 
 _PR_SET_PDEATHSIG = 1
+_NICENESS = 10
 _JOB_POLL_S = 0.5
 _LAST_WORD_S = 1.0
 """How long a parent reads on after its child ended, for what the child wrote last."""
@@ -239,6 +240,10 @@ def _child(jobs: Any, events: Any, stop: Any, parent: int) -> None:
         except queue.Empty:
             if os.getppid() != parent or stop.is_set():
                 return  # a spare nobody used
+    with contextlib.suppress(OSError, AttributeError):  # AttributeError: no os.nice (Windows)
+        # Judging comes first: where the two share a core, the scheduler gives the runner's
+        # event loop (which has requests waiting) the time, and prepare the rest.
+        os.nice(_NICENESS)
     try:
         summary = prepare_locked(
             config,

@@ -39,6 +39,7 @@ LAYERS: dict[str, int] = {
     "report": 7,
     "run": 8,
     "labelling": 9,
+    "exporters": 9,
     "service": 10,
     "cli": 11,
     "pytest_plugin": 11,

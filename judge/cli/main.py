@@ -375,6 +375,11 @@ from judge.cli.import_command import import_command  # noqa: E402
 
 app.command("import")(import_command)
 
+# `judge export` (judge/cli/export_command.py, which imports only typer at module level).
+from judge.cli.export_command import export_command  # noqa: E402
+
+app.command("export")(export_command)
+
 # `judge pr-comment` (judge/cli/comment_command.py, which imports only typer at module level).
 from judge.cli.comment_command import pr_comment  # noqa: E402
 

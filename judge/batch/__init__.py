@@ -1,6 +1,6 @@
 """Batch mode: judges' requests sent through the providers' batch APIs (OpenAI Batch,
-Anthropic Message Batches) at about half the price. `engine` drives them, `ledger` records
-them in the run store, `api` is the interface the two adapters implement."""
+Anthropic Message Batches, Gemini Batch API) at about half the price. `engine` drives them,
+`ledger` records them in the run store, `api` is the interface the adapters implement."""
 
 from __future__ import annotations
 
@@ -24,14 +24,16 @@ def synchronous_judges(judges: Sequence[JudgeSpec]) -> frozenset[str] | None:
 def in_batch_mode(config: RunConfig) -> RunConfig:
     """`config` with every judge in batch mode (`judge run --batch`); a `ConfigError` naming
     the judges that have no provider batch API."""
+    from judge.config.run_config import BATCH_PROVIDERS
     from judge.errors import ConfigError
 
-    unable = [j.model for j in config.judges if j.provider not in ("openai", "anthropic")]
+    unable = [j.model for j in config.judges if j.provider not in BATCH_PROVIDERS]
     if unable:
         raise ConfigError(
-            f"--batch: {', '.join(unable)} cannot run in batch mode (only openai/... and "
-            "anthropic/... judges have a provider batch API); set mode: batch on the judges "
-            "that can in the config instead"
+            f"--batch: {', '.join(unable)} cannot run in batch mode (only openai/..., "
+            "anthropic/... and google/... judges have a provider batch API); set mode: batch "
+            "on the judges that can in the config instead"
         )
-    judges = [j.model_copy(update={"mode": "batch"}) for j in config.judges]
+    # A flex tier is synchronous: in batch mode the batch discount takes its place.
+    judges = [j.model_copy(update={"mode": "batch", "service_tier": None}) for j in config.judges]
     return config.model_copy(update={"judges": judges})

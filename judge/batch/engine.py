@@ -56,6 +56,10 @@ def make_api(spec: JudgeSpec) -> BatchAPI:
         from judge.batch.anthropic_api import AnthropicBatchAPI
 
         return AnthropicBatchAPI(spec)
+    if spec.provider == "google":
+        from judge.batch.gemini_api import GeminiBatchAPI
+
+        return GeminiBatchAPI(spec)
     from judge.batch.openai_api import OpenAIBatchAPI
 
     return OpenAIBatchAPI(spec)

@@ -42,7 +42,7 @@ class Batch:
 
     batch_id: str
     judge: str
-    api: Literal["openai", "anthropic"]
+    api: Literal["openai", "anthropic", "gemini"]
     state: State
     requests: int
     bytes: int

@@ -169,12 +169,16 @@ class PairsConfig(_Strict):
         return self
 
 
+BATCH_PROVIDERS = ("openai", "anthropic", "google")
+"""Providers with a batch API the batch engine drives (`mode: batch`)."""
+
+
 class JudgeSpec(_Strict):
     """One judge model, how to reach it and how hard to push it."""
 
     model: str
     """`provider/model`, e.g. `openai/gpt-4.1-mini`, `anthropic/claude-sonnet-4-5`,
-    `litellm/<litellm model>`, `recorded/<name>`."""
+    `google/gemini-2.5-flash`, `litellm/<litellm model>`, `recorded/<name>`."""
     family: str | None = None
     """Model family; inferred from the model name when absent."""
     params: dict[str, float | int | str | bool] = Field(default_factory=dict)
@@ -183,16 +187,17 @@ class JudgeSpec(_Strict):
     """For OpenAI-compatible servers (vLLM, Ollama, llama.cpp) and the simulator."""
     api_key_env: str | None = None
     """Name of the environment variable holding the API key (default: the SDK's own,
-    e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY)."""
+    e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY; for google, GOOGLE_API_KEY else GEMINI_API_KEY)."""
     api_key: SecretStr | None = None
     """An explicit key, for local servers that want a dummy one. Prefer `api_key_env`: keys in
     config files leak. Never stored, logged or echoed (it serialises as '**********')."""
     transport: Literal["sdk", "http"] | None = None
-    """`http`: a lean aiohttp client speaking the OpenAI chat-completions or Anthropic messages
-    wire format (auth headers, the SDKs' base-URL and organisation variables, Retry-After,
-    error bodies, structured output) at a fraction of the SDKs' CPU per request. `sdk`: the
-    official openai / anthropic client. Unset: `http` for openai, anthropic, vllm and ollama
-    judges, `sdk` for litellm (which has no lean path); the run records the one it used."""
+    """`http`: a lean aiohttp client speaking the OpenAI chat-completions, Anthropic messages
+    or Gemini generateContent wire format (auth headers, the SDKs' base-URL and organisation
+    variables, Retry-After, error bodies, structured output) at a fraction of the SDKs' CPU per
+    request. `sdk`: the official openai / anthropic / google-genai client. Unset: `http` for
+    openai, anthropic, google, vllm and ollama judges, `sdk` for litellm (which has no lean
+    path); the run records the one it used."""
     structured_output: bool = True
     """Ask for JSON-schema output (OpenAI response_format / Anthropic tool call) where the
     provider supports it; the text parser is the fallback either way."""
@@ -208,11 +213,17 @@ class JudgeSpec(_Strict):
     table's, else the plain input price."""
     batch_discount: float | None = Field(default=None, ge=0, lt=1)
     """Share of the price a batch-mode reply saves (0.5: half price); else the price table's
-    batch prices, else 0.5 for openai and anthropic judges (their published batch discount)."""
+    batch prices, else 0.5 for openai, anthropic and google judges (their published batch
+    discount)."""
     mode: Literal["sync", "batch"] = "sync"
     """`sync`: one HTTP request per judgment. `batch`: the provider's batch API (OpenAI Batch,
-    Anthropic Message Batches; openai and anthropic judges only), at about half the price,
-    answered within 24 hours; repairs of unparseable replies are synchronous calls."""
+    Anthropic Message Batches, Gemini Batch API; openai, anthropic and google judges only), at
+    about half the price, answered within 24 hours; repairs of unparseable replies are
+    synchronous calls."""
+    service_tier: Literal["standard", "flex"] | None = None
+    """Gemini's synchronous service tier (google judges, `mode: sync`): `flex` is billed at half
+    price in exchange for slower, best-effort answers (a busy flex tier answers 429 or 503,
+    which the runner retries); null or `standard`: the default tier."""
     batch: BatchSettings = Field(default_factory=BatchSettings)
     """Batch-mode settings: batch sizes, polling, a deadline, re-queueing."""
     prompt_cache: bool = True
@@ -247,14 +258,21 @@ class JudgeSpec(_Strict):
             raise ValueError(
                 f"judge model '{self.model}' needs a provider prefix, e.g. 'openai/{self.model}'"
             )
-        if self.mode == "batch" and self.provider not in ("openai", "anthropic"):
+        if self.mode == "batch" and self.provider not in BATCH_PROVIDERS:
             raise ValueError(
                 f"judge '{self.model}': mode 'batch' needs a provider batch API, which only "
-                "openai/... and anthropic/... judges have; remove mode: batch for this judge"
+                "openai/..., anthropic/... and google/... judges have; remove mode: batch for "
+                "this judge"
+            )
+        if self.service_tier == "flex" and (self.provider != "google" or self.mode != "sync"):
+            raise ValueError(
+                f"judge '{self.model}': service_tier 'flex' is Gemini's synchronous Flex tier, "
+                "for google/... judges in mode: sync (mode: batch is already half price); "
+                "remove service_tier for this judge"
             )
         if self.transport is None:
             # Resolved here, so the run's record names the transport a judge was sent with.
-            lean = self.provider in ("openai", "anthropic", "vllm", "ollama")
+            lean = self.provider in ("openai", "anthropic", "google", "vllm", "ollama")
             object.__setattr__(self, "transport", "http" if lean else "sdk")
         return self
 

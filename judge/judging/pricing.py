@@ -47,15 +47,24 @@ __all__ = [
 
 PRICE_TABLE_FILE = "model_prices_and_context_window_backup.json"
 PER_MTOK = 1_000_000
-PUBLISHED_BATCH_DISCOUNT: Mapping[str, float] = {"openai": 0.5, "anthropic": 0.5}
-"""Provider -> share of the price its batch API saves, as the provider publishes it."""
+PUBLISHED_BATCH_DISCOUNT: Mapping[str, float] = {"openai": 0.5, "anthropic": 0.5, "google": 0.5}
+"""Provider -> share of the price its batch API saves, as the provider publishes it (Gemini:
+ai.google.dev/gemini-api/docs/batch-api, "50% of the standard cost")."""
+PUBLISHED_FLEX_DISCOUNT: Mapping[str, float] = {"google": 0.5}
+"""Provider -> share of the price its synchronous flex tier saves (`service_tier: flex`;
+Gemini: ai.google.dev/gemini-api/docs/flex-inference, "a 50% cost reduction")."""
 
 # The table's keys: (synchronous, batch) per part of a reply.
 _INPUT = ("input_cost_per_token", "input_cost_per_token_batches")
 _OUTPUT = ("output_cost_per_token", "output_cost_per_token_batches")
 _CACHE_READ = ("cache_read_input_token_cost", "cache_read_input_token_cost_batches")
 _CACHE_WRITE = ("cache_creation_input_token_cost", "cache_creation_input_token_cost_batches")
-_TABLE_KEYS = (*_INPUT, *_OUTPUT, *_CACHE_READ, *_CACHE_WRITE)
+_FLEX = {
+    key[1]: key[1].replace("_batches", "_flex")
+    for key in (_INPUT, _OUTPUT, _CACHE_READ, _CACHE_WRITE)
+}
+"""A part's batch key -> its flex key (LiteLLM's table prices Gemini's Flex tier so)."""
+_TABLE_KEYS = (*_INPUT, *_OUTPUT, *_CACHE_READ, *_CACHE_WRITE, *_FLEX.values())
 
 _Source = Literal["config", "table", "input", None]
 """Where a synchronous rate came from (`input`: the plain input rate stands in)."""
@@ -130,6 +139,7 @@ def _price_knobs(spec: JudgeSpec) -> tuple[float | None, ...]:
         spec.cached_input_cost_per_mtok,
         spec.cache_write_cost_per_mtok,
         spec.batch_discount,
+        spec.service_tier == "flex",
     )
     if spec.stand_in == "simulated" and knobs[:2] == (None, None):
         # The built-in simulator charges nothing ("cost unknown" read as money being spent);
@@ -146,6 +156,7 @@ def _card(
     cached_mtok: float | None,
     write_mtok: float | None,
     discount: float | None,
+    flex: bool = False,
 ) -> RateCard:
     # Cached: `price` runs once per reply, and a run has a handful of distinct judges.
     if model.partition("/")[0] == "recorded":
@@ -162,7 +173,11 @@ def _card(
         rate_read, src_read = rate_in, "input"
     if rate_write is None:
         rate_write, src_write = rate_in, "input"
-    published = PUBLISHED_BATCH_DISCOUNT.get(model.partition("/")[0])
+    # A flex reply answers synchronously but is billed at the flex rates, which are derived as
+    # the batch rates are: from the table's flex prices, else the published flex discount.
+    published = (PUBLISHED_FLEX_DISCOUNT if flex else PUBLISHED_BATCH_DISCOUNT).get(
+        model.partition("/")[0]
+    )
 
     def batch_rate(
         rate: float | None, source: _Source, key: str, instead: float | None
@@ -173,6 +188,7 @@ def _card(
             return rate * (1 - discount)
         # A table batch price belongs with the table's synchronous price: a config price is
         # another price list, which the table's batch price says nothing about.
+        key = _FLEX[key] if flex else key
         if source == "table" and key in entry:
             return entry[key]
         if source == "input":
@@ -180,15 +196,16 @@ def _card(
         return None if published is None else rate * (1 - published)
 
     batch_in = batch_rate(rate_in, src_in, _INPUT[1], None)
+    discounted = Rates(
+        batch_in,
+        batch_rate(rate_read, src_read, _CACHE_READ[1], batch_in),
+        batch_rate(rate_write, src_write, _CACHE_WRITE[1], batch_in),
+        batch_rate(rate_out, src_out, _OUTPUT[1], None),
+    )
+    if flex:  # flex judges are never in batch mode (JudgeSpec checks)
+        return RateCard(model=model, sync=discounted, batch=discounted)
     return RateCard(
-        model=model,
-        sync=Rates(rate_in, rate_read, rate_write, rate_out),
-        batch=Rates(
-            batch_in,
-            batch_rate(rate_read, src_read, _CACHE_READ[1], batch_in),
-            batch_rate(rate_write, src_write, _CACHE_WRITE[1], batch_in),
-            batch_rate(rate_out, src_out, _OUTPUT[1], None),
-        ),
+        model=model, sync=Rates(rate_in, rate_read, rate_write, rate_out), batch=discounted
     )
 
 

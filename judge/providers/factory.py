@@ -6,6 +6,8 @@ SDK) only when a judge of that kind is configured.
 Providers:
 - `openai/<model>`: the OpenAI API, or any OpenAI-compatible server with `base_url`.
 - `anthropic/<model>`: the Anthropic API.
+- `google/<model>`: the Gemini API (Developer API; key in GOOGLE_API_KEY or GEMINI_API_KEY);
+  `transport: sdk` needs the google-genai SDK (`pip install 'judge-pipeline[gemini]'`).
 - `vllm/<model>`, `ollama/<model>`: aliases of `openai` for self-hosted OpenAI-compatible
   servers. They need `base_url`, and never fall back to OPENAI_API_KEY (a real OpenAI key must
   not be sent to another server by default): the key is `api_key` / `api_key_env`, else a
@@ -14,7 +16,7 @@ Providers:
 - `recorded/<name>`: replays recorded verdicts (`judge.providers.recorded.RecordedProvider`).
 
 `transport: http` (the default where it applies, `JudgeSpec.transport`) selects the lean aiohttp
-client for openai (and its aliases) and anthropic; `transport: sdk` the official SDKs.
+client for openai (and its aliases), anthropic and google; `transport: sdk` the official SDKs.
 """
 
 from __future__ import annotations
@@ -64,11 +66,21 @@ def _anthropic(spec: JudgeSpec) -> Provider:
     return AnthropicProvider(spec)
 
 
+def _google(spec: JudgeSpec) -> Provider:
+    if spec.transport == "http":
+        from judge.providers.gemini_http import GeminiHTTPProvider
+
+        return GeminiHTTPProvider(spec)
+    from judge.providers.gemini_sdk import GeminiProvider
+
+    return GeminiProvider(spec)
+
+
 def _litellm(spec: JudgeSpec) -> Provider:
     if spec.transport == "http":
         raise ConfigError(
-            f"judge {spec.model}: transport 'http' speaks the OpenAI and Anthropic wire formats "
-            "only; remove it for litellm, or use openai/<model> with base_url for an "
+            f"judge {spec.model}: transport 'http' speaks the OpenAI, Anthropic and Gemini wire "
+            "formats only; remove it for litellm, or use openai/<model> with base_url for an "
             "OpenAI-compatible server"
         )
     from judge.providers.litellm_provider import LiteLLMProvider
@@ -92,6 +104,7 @@ def _recorded(spec: JudgeSpec) -> Provider:
 BUILDERS: dict[str, Callable[[JudgeSpec], Provider]] = {
     "openai": _openai,
     "anthropic": _anthropic,
+    "google": _google,
     "vllm": _self_hosted,
     "ollama": _self_hosted,
     "litellm": _litellm,
@@ -129,8 +142,13 @@ def key_problem(spec: JudgeSpec) -> str | None:
         return None  # the simulator (on this machine) and recorded verdicts need no key
     if spec.provider == "litellm" and not spec.api_key_env:
         return None  # LiteLLM reads its own per-provider variables
+    variable = _KEY_VARIABLES.get(spec.provider)
+    if spec.provider == "google":
+        from judge.providers.gemini_wire import key_variable
+
+        variable = key_variable()  # one of two, as the SDK looks them up
     try:
-        resolve_api_key(spec, _KEY_VARIABLES.get(spec.provider))
+        resolve_api_key(spec, variable)
     except ProviderError as exc:
         return str(exc)
     return None

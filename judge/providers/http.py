@@ -17,6 +17,7 @@ import json
 import os
 import ssl
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -125,9 +126,7 @@ class _HTTPProvider(Provider):
             raw = await response.read()
             status = response.status
             if status >= 300:
-                raise HTTPStatusError(
-                    status, retry_after_from(response.headers), self._error_message(raw)
-                )
+                raise self._status_error(status, response.headers, raw)
         try:
             data = json.loads(raw)
             return self.reply(data)
@@ -160,6 +159,11 @@ class _HTTPProvider(Provider):
         )
         self._loop = asyncio.get_running_loop()
         return self._session
+
+    def _status_error(self, status: int, headers: Mapping[str, str], raw: bytes) -> HTTPStatusError:
+        """The exception for an error status. Gemini overrides it: its 429s say how long to
+        wait only in the body."""
+        return HTTPStatusError(status, retry_after_from(headers), self._error_message(raw))
 
     def _timeout(self, seconds: float) -> Any:
         timeout = self._timeouts.get(seconds)

@@ -349,7 +349,9 @@ def simulator_for(config: RunConfig) -> Iterator[RunConfig]:
         judges = []
         for judge in config.judges:
             if judge.base_url == "simulator":
-                url = sim.base_url if judge.provider == "anthropic" else sim.openai_base_url
+                # The OpenAI wire format lives under /v1; Anthropic's and Gemini's at the root.
+                native = judge.provider in ("anthropic", "google")
+                url = sim.base_url if native else sim.openai_base_url
                 update: dict[str, object] = {"base_url": url}
                 if judge.input_cost_per_mtok is None and judge.output_cost_per_mtok is None:
                     # Free, as pricing prices a simulator judge, once its URL no longer says so.

@@ -1,10 +1,12 @@
-"""A local judge simulator speaking the OpenAI and Anthropic wire formats (`judge simulate`).
+"""A local judge simulator speaking the OpenAI, Anthropic and Gemini wire formats
+(`judge simulate`).
 
 It judges deterministically from a seed with planted, controllable behaviour (latency, faults,
 position and verbosity bias, self-preference, noise) and counts what it served, so tests and
-benchmarks can drive the real SDK clients over real HTTP. It also serves both providers' batch
-APIs (OpenAI Files + Batch, Anthropic Message Batches), judging each batched request as it
-would the same request sent on its own, and a prompt cache reported as each provider does.
+benchmarks can drive the real SDK clients over real HTTP. It also serves the providers' batch
+APIs (OpenAI Files + Batch, Anthropic Message Batches, Gemini Files + Batch), judging each
+batched request as it would the same request sent on its own, and a prompt cache reported as
+each provider does.
 """
 
 from __future__ import annotations

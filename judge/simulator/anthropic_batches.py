@@ -28,7 +28,7 @@ from judge.simulator.control import (
     page_of,
     query_limit,
 )
-from judge.simulator.json_stream import TooLarge, array_items
+from judge.simulator.json_stream import TooLarge, array_items, write_lines
 from judge.simulator.replies import anthropic_message
 from judge.simulator.wire import BadRequest, new_id, parse_anthropic
 
@@ -37,7 +37,6 @@ MAX_BYTES = 256 * 1024**2
 _CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 _WINDOW_S = 86_400
 _YIELD_EVERY = 500
-_CHUNK = 256 * 1024
 _ERRORED = {
     FAILED: ("api_error", "Internal server error (simulated)."),
     INVALID: ("invalid_request_error", "This request was refused as invalid (simulated)."),
@@ -132,18 +131,7 @@ class _MessageBatchRoutes:
         response = web.StreamResponse(headers=request[RESPONSE_HEADERS])
         response.content_type = "application/binary"
         await response.prepare(request)
-        pending: list[bytes] = []
-        size = 0
-        for line in _result_lines(batch):
-            pending.append(line)
-            size += len(line)
-            if size >= _CHUNK:
-                await response.write(b"".join(pending))
-                pending, size = [], 0
-        if pending:
-            await response.write(b"".join(pending))
-        await response.write_eof()
-        return response
+        return await write_lines(response, _result_lines(batch))
 
     def _batch(self, request: web.Request) -> Batch:
         batch_id = request.match_info["batch_id"]

@@ -1,6 +1,6 @@
-"""What both providers' batch APIs share: a batch's timeline, its items judged as the same
-requests sent synchronously would be, and the book of every batch, which also counts double
-submissions.
+"""What the providers' batch APIs (OpenAI, Anthropic, Gemini) share: a batch's timeline, its
+items judged as the same requests sent synchronously would be, and the book of every batch,
+which also counts double submissions.
 
 A batch is judged whole when it is created (`Stager` judges each item without touching shared
 state, `BatchBook.open` then commits it: submissions, prompt cache, counters), and kept
@@ -33,7 +33,11 @@ OK, FAILED, INVALID = 0, 1, 2
 """Item outcome codes: answered (a verdict, or a malformed reply or a refusal), a retryable
 server error, a final invalid-request error."""
 _VALIDATING, _FINALIZING = 0.05, 0.95
-ROUTES: dict[Route, str] = {"openai": "/v1/batches", "anthropic": "/v1/messages/batches"}
+ROUTES: dict[Route, str] = {
+    "openai": "/v1/batches",
+    "anthropic": "/v1/messages/batches",
+    "gemini": "/v1beta/batches",
+}
 Phase = Literal["validating", "in_progress", "finalizing", "canceling", "ended"]
 ItemState = Literal["pending", "succeeded", "failed", "invalid", "expired", "canceled"]
 _CODE_STATES: dict[int, ItemState] = {OK: "succeeded", FAILED: "failed", INVALID: "invalid"}
@@ -143,10 +147,12 @@ class Batch:
 
     def status(self, now: float, *, fresh: bool = False) -> str:
         """The provider's word for the batch's state (OpenAI `status`, Anthropic
-        `processing_status`)."""
+        `processing_status`, Gemini `state`)."""
         phase = self.view(now, fresh=fresh).phase
         if self.route == "anthropic":
             return phase if phase in ("ended", "canceling") else "in_progress"
+        if self.route == "gemini":
+            return _gemini_state(phase, self)
         if phase == "canceling":
             return "cancelling"
         if phase != "ended":
@@ -184,6 +190,17 @@ class Batch:
         else:
             counts["canceled" if self.canceled_at is not None else "expired"] = rest
         return counts
+
+
+def _gemini_state(phase: Phase, batch: Batch) -> str:
+    # Gemini has no cancelling state: a cancelled batch is CANCELLED at once.
+    if phase == "validating":
+        return "BATCH_STATE_PENDING"
+    if phase in ("in_progress", "finalizing"):
+        return "BATCH_STATE_RUNNING"
+    if batch.canceled_at is not None:
+        return "BATCH_STATE_CANCELLED"
+    return "BATCH_STATE_EXPIRED" if batch.expired else "BATCH_STATE_SUCCEEDED"
 
 
 @dataclass(slots=True)
@@ -256,7 +273,7 @@ class BatchBook:
     the counters behind the `batches` section of `/_stats`."""
 
     def __init__(self, seed: int) -> None:
-        self.batches: dict[Route, dict[str, Batch]] = {"openai": {}, "anthropic": {}}
+        self.batches: dict[Route, dict[str, Batch]] = {"openai": {}, "anthropic": {}, "gemini": {}}
         self._history: dict[str, _History] = {}
         self._batch_attempts: Counter[bytes] = Counter()
         self._control = random.Random(seed)

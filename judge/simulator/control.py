@@ -76,8 +76,7 @@ def control_route(host: Host, route: Route, handler: Handler) -> Handler:
             draw = book.control_draw()
             if draw < config.batch_api_rate_429:
                 book.api_calls["429"] += 1
-                retry = retry_after(config.retry_after_s)
-                return error_response("429", route, request_id, {**headers, **retry})
+                return rate_limited(route, request_id, headers, config.retry_after_s)
             if draw < config.batch_api_rate_429 + config.batch_api_rate_500:
                 book.api_calls["500"] += 1
                 return error_response("500", route, request_id, headers)
@@ -147,13 +146,24 @@ def error_response(
     headers: dict[str, str],
     message: str = "",
     param: str | None = None,
+    retry_s: float | None = None,
 ) -> web.Response:
     return web.Response(
-        body=error_body(kind, route, request_id, message, param),
+        body=error_body(kind, route, request_id, message, param, retry_s),
         status=error_status(kind, route),
         content_type=_JSON,
         headers=headers,
     )
+
+
+def rate_limited(
+    route: Route, request_id: str, headers: dict[str, str], seconds: float
+) -> web.Response:
+    """A 429 saying to wait `seconds` as the provider says it: Retry-After headers (OpenAI,
+    Anthropic), or a `RetryInfo` detail in the body and no header (Gemini)."""
+    if route == "gemini":
+        return error_response("429", route, request_id, headers, retry_s=seconds)
+    return error_response("429", route, request_id, {**headers, **retry_after(seconds)})
 
 
 def retry_after(seconds: float) -> dict[str, str]:

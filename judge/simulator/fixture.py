@@ -33,7 +33,7 @@ class SimulatorHandle:
         self.host = host
         self.port = port
         self.base_url = f"http://{host}:{port}"
-        """Anthropic `base_url` (the SDK appends /v1/messages)."""
+        """Anthropic and Gemini `base_url` (the SDKs append /v1/messages, /v1beta/...)."""
         self.openai_base_url = f"{self.base_url}/v1"
         """OpenAI `base_url` (the SDK appends /chat/completions)."""
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
-from aiohttp import StreamReader
+from aiohttp import StreamReader, web
 
 from judge.simulator.wire import BadRequest
 
@@ -141,3 +141,23 @@ class _Reader:
                         self.buffer, self.pos = self.buffer[self.pos :], 0
                     return value
             await self._more()
+
+
+WRITE_CHUNK = 256 * 1024
+"""Bytes of a streamed body written at a time: results of a large batch are never held whole."""
+
+
+async def write_lines(response: web.StreamResponse, lines: Iterable[bytes]) -> web.StreamResponse:
+    """Write `lines` to a prepared `response` in chunks of about `WRITE_CHUNK`, then end it."""
+    pending: list[bytes] = []
+    size = 0
+    for line in lines:
+        pending.append(line)
+        size += len(line)
+        if size >= WRITE_CHUNK:
+            await response.write(b"".join(pending))
+            pending, size = [], 0
+    if pending:
+        await response.write(b"".join(pending))
+    await response.write_eof()
+    return response

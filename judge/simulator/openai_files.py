@@ -38,6 +38,8 @@ class StoredFile:
     purpose: str
     created: int
     chunks: list[bytes] = field(default_factory=list)
+    mime_type: str = "application/jsonl"
+    """What the uploader declared (Gemini's Files API keeps it; OpenAI's has none)."""
 
     @property
     def size(self) -> int:
@@ -73,8 +75,10 @@ class FileStore:
     def __init__(self) -> None:
         self.files: dict[str, StoredFile] = {}
 
-    def add(self, filename: str, purpose: str, chunks: list[bytes]) -> StoredFile:
-        stored = StoredFile(new_id("file-"), filename, purpose, int(time.time()), chunks)
+    def add(
+        self, filename: str, purpose: str, chunks: list[bytes], mime_type: str = "application/jsonl"
+    ) -> StoredFile:
+        stored = StoredFile(new_id("file-"), filename, purpose, int(time.time()), chunks, mime_type)
         self.files[stored.file_id] = stored
         return stored
 

@@ -1,10 +1,10 @@
 """The simulated prompt cache, one for the synchronous routes and the batch items alike.
 
-OpenAI caches automatically: a prompt of at least `cache_min_tokens` tokens is cached in
-128-token blocks, and a later request of the same model reads the longest prefix, in whole
-blocks, that an earlier one sent within `cache_ttl_s`. Anthropic caches explicitly: only a
-prefix ending at a `cache_control` breakpoint counts; the longest one cached within the TTL is
-read, the later breakpoints are written.
+OpenAI (and Gemini's implicit cache) caches automatically: a prompt of at least
+`cache_min_tokens` tokens is cached in 128-token blocks, and a later request of the same model
+reads the longest prefix, in whole blocks, that an earlier one sent within `cache_ttl_s`.
+Anthropic caches explicitly: only a prefix ending at a `cache_control` breakpoint counts; the
+longest one cached within the TTL is read, the later breakpoints are written.
 
 Tokens are characters / 4, as everywhere in the simulator. A request is looked at in two steps:
 `probe` hashes its cacheable prefixes (pure, O(prompt length): one running hash, copied at each
@@ -51,7 +51,8 @@ def probe(config: SimulatorConfig, call: JudgeCall) -> CacheProbe:
     minimum = config.cache_min_tokens
     prompt = call.prompt
     total = len(prompt) // _CHARS_PER_TOKEN
-    automatic = call.route == "openai"
+    # Gemini's implicit cache works as OpenAI's does: by itself, on any long prefix.
+    automatic = call.route in ("openai", "gemini")
     if automatic:
         first = -(-minimum // _BLOCK_TOKENS) * _BLOCK_TOKENS
         ends = [t * _CHARS_PER_TOKEN for t in range(first, total + 1, _BLOCK_TOKENS)]

@@ -1,6 +1,6 @@
 """What the simulated judge answers to one call, whichever way it came (a synchronous request or
 an item of a batch): the fault drawn for it, the reply text and its usage, and that reply as
-each provider's wire format spells it.
+each provider's wire format (OpenAI, Anthropic, Gemini) spells it.
 
 One path for both, so a request judged in a batch gets the reply text, and the verdict, it
 would get sent on its own.
@@ -191,6 +191,33 @@ def anthropic_message(
             "output_tokens": reply.output_tokens,
             "service_tier": service_tier,
         },
+    }
+
+
+def gemini_response(reply: Reply, response_id: str) -> dict[str, Any]:
+    """A generateContent response. `promptTokenCount` includes the cached tokens, which
+    `cachedContentTokenCount` reports (absent when nothing was read from the cache)."""
+    prompt, output = reply.prompt_tokens, reply.output_tokens
+    usage: dict[str, Any] = {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": output,
+        "totalTokenCount": prompt + output,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
+    }
+    if reply.cache_read:
+        usage["cachedContentTokenCount"] = reply.cache_read
+        usage["cacheTokensDetails"] = [{"modality": "TEXT", "tokenCount": reply.cache_read}]
+    return {
+        "candidates": [
+            {
+                "content": {"parts": [{"text": reply.text}], "role": "model"},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ],
+        "usageMetadata": usage,
+        "modelVersion": reply.model,
+        "responseId": response_id,
     }
 
 

@@ -1,4 +1,5 @@
-"""The simulator's HTTP server: OpenAI and Anthropic routes, control routes, fault injection.
+"""The simulator's HTTP server: OpenAI, Anthropic and Gemini routes, control routes, fault
+injection.
 
 Per request: validate, count, rate-limit, draw the fault for this attempt, judge, reply. Kept
 lean (no middleware, no access log, precompiled patterns) so one core serves thousands of
@@ -20,7 +21,8 @@ from judge.config.simulator import SimulatorConfig
 from judge.simulator import DEFAULT_PORT
 from judge.simulator.anthropic_batches import add_message_batch_routes
 from judge.simulator.batches import BatchBook
-from judge.simulator.control import error_response, retry_after
+from judge.simulator.control import error_response, rate_limited
+from judge.simulator.gemini_batches import add_gemini_batch_routes
 from judge.simulator.judging import normal_pair
 from judge.simulator.openai_batches import add_batch_routes
 from judge.simulator.openai_files import FileStore, add_file_routes
@@ -32,6 +34,7 @@ from judge.simulator.replies import (
     compose,
     fault_draws,
     fault_table,
+    gemini_response,
     openai_completion,
     pick_fault,
 )
@@ -44,6 +47,7 @@ from judge.simulator.wire import (
     has_key,
     new_id,
     parse_anthropic,
+    parse_gemini,
     parse_openai,
 )
 
@@ -88,6 +92,9 @@ class _Simulator:
     async def anthropic(self, request: web.Request) -> web.Response:
         return await self._serve(request, "anthropic")
 
+    async def gemini(self, request: web.Request) -> web.Response:
+        return await self._serve(request, "gemini")
+
     async def _serve(self, request: web.Request, route: Route) -> web.Response:
         # Bound once: a /_reset while this request is in flight swaps in fresh counters.
         stats = self.stats
@@ -107,7 +114,7 @@ class _Simulator:
             return error_response("unauthorized", route, request_id, headers)
         try:
             payload = json.loads(await request.read())
-            call = parse_openai(payload) if route == "openai" else parse_anthropic(payload)
+            call = _parse(route, payload, request)
         except ValueError:
             stats.by_outcome["bad_request"] += 1
             return error_response(
@@ -124,7 +131,7 @@ class _Simulator:
             wait_s = self.bucket.take()
             if wait_s:
                 stats.by_outcome["rpm_429"] += 1
-                return error_response("429", route, request_id, {**headers, **retry_after(wait_s)})
+                return rate_limited(route, request_id, headers, wait_s)
 
         attempt = stats.attempts[call.content_key]
         stats.attempts[call.content_key] = attempt + 1
@@ -132,9 +139,7 @@ class _Simulator:
         outcome = pick_fault(self._faults, draws[0])
         if outcome == "429":
             stats.by_outcome["429"] += 1
-            return error_response(
-                "429", route, request_id, {**headers, **retry_after(config.retry_after_s)}
-            )
+            return rate_limited(route, request_id, headers, config.retry_after_s)
         # The reply is composed before the wait, so the outcome is counted even when the client
         # gives up during the wait.
         body, output_tokens, cached = b"", 0, (0, 0)
@@ -171,6 +176,8 @@ class _Simulator:
         reply.cache_read, reply.cache_written = self.cache.apply(config, probe(config, call))
         if call.route == "openai":
             body = openai_completion(reply, new_id("chatcmpl-"))
+        elif call.route == "gemini":
+            body = gemini_response(reply, new_id(""))
         else:
             body = anthropic_message(reply, new_id("msg_"), new_id("toolu_"))
         return json.dumps(body).encode(), reply
@@ -241,9 +248,11 @@ def build_app(config: SimulatorConfig | None = None) -> web.Application:
     app[_SIMULATOR] = simulator
     app.router.add_post(ROUTE_PATHS["openai"], simulator.openai)
     app.router.add_post(ROUTE_PATHS["anthropic"], simulator.anthropic)
+    app.router.add_post(ROUTE_PATHS["gemini"], simulator.gemini)
     add_file_routes(app, simulator)
     add_batch_routes(app, simulator)
     add_message_batch_routes(app, simulator)
+    add_gemini_batch_routes(app, simulator)
     app.router.add_get("/health", simulator.health)
     app.router.add_get("/_stats", simulator.get_stats)
     app.router.add_post("/_reset", simulator.reset)
@@ -280,7 +289,13 @@ def run(
         print(f"judge simulator listening on {url}", flush=True)
         print(f"  OpenAI:    base_url={url}/v1  (POST /v1/chat/completions)", flush=True)
         print(f"  Anthropic: base_url={url}  (POST /v1/messages)", flush=True)
-        print(f"  batches:   {url}/v1/batches, {url}/v1/messages/batches", flush=True)
+        print(
+            f"  Gemini:    base_url={url}  (POST /v1beta/models/MODEL:generateContent)", flush=True
+        )
+        print(
+            f"  batches:   {url}/v1/batches, {url}/v1/messages/batches, {url}/v1beta/batches",
+            flush=True,
+        )
         print(f"  stats:     GET {url}/_stats   Ctrl-C stops", flush=True)
         stop = asyncio.Event()
         # SIGTERM (a process manager, a test harness) stops as cleanly as Ctrl-C.
@@ -293,6 +308,14 @@ def run(
 
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(main())
+
+
+def _parse(route: Route, payload: object, request: web.Request) -> JudgeCall:
+    if route == "openai":
+        return parse_openai(payload)
+    if route == "gemini":
+        return parse_gemini(payload, request.match_info["model"])
+    return parse_anthropic(payload)
 
 
 def _bucket(config: SimulatorConfig) -> TokenBucket | None:

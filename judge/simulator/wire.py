@@ -1,8 +1,9 @@
-"""The two wire formats: request validation and normalisation, error bodies (replies are in
+"""The three wire formats: request validation and normalisation, error bodies (replies are in
 `replies`).
 
-Only as much of the OpenAI chat-completions and Anthropic messages APIs as judge requests use,
-validated closely enough that the official SDKs see what a real server would send.
+Only as much of the OpenAI chat-completions, Anthropic messages and Gemini generateContent APIs
+as judge requests use, validated closely enough that the official SDKs see what a real server
+would send.
 """
 
 from __future__ import annotations
@@ -14,11 +15,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Route = Literal["openai", "anthropic"]
+Route = Literal["openai", "anthropic", "gemini"]
 OutputMode = Literal["text", "json_object", "json_schema", "tool"]
-ROUTE_PATHS: dict[Route, str] = {"openai": "/v1/chat/completions", "anthropic": "/v1/messages"}
+ROUTE_PATHS: dict[Route, str] = {
+    "openai": "/v1/chat/completions",
+    "anthropic": "/v1/messages",
+    "gemini": "/v1beta/models/{model}:generateContent",
+}
 # Fields that are the judged content (hashed separately) or transport details, not parameters.
-_CONTENT_FIELDS = frozenset({"model", "messages", "system", "stream"})
+_CONTENT_FIELDS = frozenset({"model", "messages", "system", "stream", "contents"})
+_GEMINI_CONTENT = frozenset({"systemInstruction", "system_instruction"})
+_GEMINI_ROLES = {"user": "user", "model": "assistant"}
 # Built once: json.dumps with non-default options builds a new encoder on every call.
 _COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _SORTED = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
@@ -119,6 +126,71 @@ def parse_anthropic(payload: Any) -> JudgeCall:
     return _call(
         "anthropic", payload, normalised, mode, schema, tool_name, _anthropic_prompt(payload)
     )
+
+
+def parse_gemini(payload: Any, model: str) -> JudgeCall:
+    """A generateContent body; `model` comes from the URL (`models/` prefix dropped)."""
+    _require_object(payload)
+    model = model.removeprefix("models/")
+    if not model:
+        raise BadRequest("the model name in the URL is empty", "model")
+    contents = payload.get("contents")
+    if not isinstance(contents, list) or not contents:
+        raise BadRequest("* GenerateContentRequest.contents: contents is not specified", "contents")
+    normalised = [_gemini_turn(turn, i) for i, turn in enumerate(contents)]
+    system = _either(payload, "systemInstruction")
+    if system is not None:
+        parts = system.get("parts") if isinstance(system, dict) else None
+        normalised.insert(0, ["system", _text_of(parts, "systemInstruction.parts")])
+    config = _either(payload, "generationConfig") or {}
+    if not isinstance(config, dict):
+        raise BadRequest("generationConfig: expected an object", "generationConfig")
+    mode: Literal["text", "json_object", "json_schema"] = "text"
+    schema = None
+    if _either(config, "responseMimeType") == "application/json":
+        mode = "json_object"
+        raw = _either(config, "responseSchema") or _either(config, "responseJsonSchema")
+        if isinstance(raw, dict):
+            mode, schema = "json_schema", _json_schema(raw)
+    params = {k: v for k, v in payload.items() if k not in _GEMINI_CONTENT}
+    return _call("gemini", {**params, "model": model}, normalised, mode, schema, None, None)
+
+
+def _either(fields: dict[str, Any], camel: str) -> Any:
+    """A field by its JSON name or its proto name: Google's servers read both (the SDK sends
+    some nested fields, e.g. `property_ordering`, in snake case)."""
+    if camel in fields:
+        return fields[camel]
+    return fields.get("".join(f"_{c.lower()}" if c.isupper() else c for c in camel))
+
+
+def _gemini_turn(turn: Any, index: int) -> list[str]:
+    where = f"contents[{index}]"
+    if not isinstance(turn, dict) or not isinstance(turn.get("parts"), list):
+        raise BadRequest(f"{where}.parts: must not be empty", where)
+    role = turn.get("role", "user")
+    if role not in _GEMINI_ROLES:
+        raise BadRequest(f"{where}.role: please use a valid role: user, model", where)
+    return [_GEMINI_ROLES[role], _text_of(turn["parts"], f"{where}.parts")]
+
+
+def _json_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Gemini's `responseSchema` (OpenAPI subset, upper-case types, `propertyOrdering`) as the
+    JSON schema the simulated judge fills: lower-case types, properties in the asked order."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type" and isinstance(value, str):
+            out[key] = value.lower()
+        elif key == "properties" and isinstance(value, dict):
+            order = _either(schema, "propertyOrdering")
+            names = [n for n in order if n in value] if isinstance(order, list) else []
+            names += [n for n in value if n not in names]
+            out[key] = {n: _json_schema(value[n]) for n in names}
+        elif key == "items" and isinstance(value, dict):
+            out[key] = _json_schema(value)
+        elif key not in ("propertyOrdering", "property_ordering"):
+            out[key] = value
+    return out
 
 
 def _forced_tool(payload: dict[str, Any]) -> dict[str, Any] | None:
@@ -272,6 +344,8 @@ def new_id(prefix: str) -> str:
 
 def has_key(headers: Mapping[str, str], route: Route) -> bool:
     """Whether a request carries an API key the way the route's SDK sends it."""
+    if route == "gemini":
+        return bool(headers.get("x-goog-api-key", "").strip())
     authorization = headers.get("Authorization", "")
     if authorization.startswith("Bearer ") and authorization[7:].strip():
         return True
@@ -328,11 +402,38 @@ def error_status(kind: str, route: Route) -> int:
     return 529 if kind == "overloaded" and route == "anthropic" else status
 
 
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    404: "NOT_FOUND",
+    409: "ABORTED",
+    413: "INVALID_ARGUMENT",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+}
+_GOOGLE_MESSAGES = {
+    "unauthorized": "Method doesn't allow unregistered callers: send 'x-goog-api-key: <key>'.",
+    "429": "Resource has been exhausted (e.g. check quota) (simulated).",
+    "500": "An internal error has occurred. Please retry or report (simulated).",
+    "overloaded": "The model is overloaded. Please try again later (simulated).",
+}
+
+
 def error_body(
-    kind: str, route: Route, request_id: str, message: str = "", param: str | None = None
+    kind: str,
+    route: Route,
+    request_id: str,
+    message: str = "",
+    param: str | None = None,
+    retry_s: float | None = None,
 ) -> bytes:
-    _, openai_type, code, anthropic_type, default = _ERRORS[kind]
+    """`retry_s`: Gemini says how long to wait in the body (a `RetryInfo` detail), not in a
+    header."""
+    status, openai_type, code, anthropic_type, default = _ERRORS[kind]
     text = message or default
+    if route == "gemini":
+        return json.dumps(_google_error(kind, status, message, retry_s)).encode()
     if route == "anthropic":
         body: dict[str, Any] = {
             "type": "error",
@@ -342,3 +443,16 @@ def error_body(
     else:
         body = {"error": {"message": text, "type": openai_type, "param": param, "code": code}}
     return json.dumps(body).encode()
+
+
+def _google_error(kind: str, status: int, message: str, retry_s: float | None) -> dict[str, Any]:
+    error: dict[str, Any] = {
+        "code": status,
+        "message": message or _GOOGLE_MESSAGES.get(kind) or _ERRORS[kind][4],
+        "status": _GOOGLE_STATUS.get(status, "UNKNOWN"),
+    }
+    if retry_s is not None:
+        error["details"] = [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_s:g}s"}
+        ]
+    return {"error": error}

@@ -221,6 +221,27 @@ def _m005_batches(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m006_gemini_batches(conn: sqlite3.Connection) -> None:
+    # Gemini's Batch API joins the ledger's `api` values. Widening a CHECK changes no stored
+    # row, so the table's schema text is edited in place (SQLite's documented way for such
+    # changes, ALTER TABLE section 7): a rebuild would have to drop `batches`, which
+    # batch_requests references, with foreign keys on.
+    (version,) = conn.execute("PRAGMA schema_version").fetchone()
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute(
+            "UPDATE sqlite_schema SET sql = replace(sql, ?, ?)"
+            " WHERE type = 'table' AND name = 'batches'",
+            (
+                "CHECK (api IN ('openai', 'anthropic'))",
+                "CHECK (api IN ('openai', 'anthropic', 'gemini'))",
+            ),
+        )
+        conn.execute(f"PRAGMA schema_version = {int(version) + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+
+
 RUN_MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_run_tables", _m001_run_tables),
     # The run store always has its own cache table, even when a shared cache file is used
@@ -229,6 +250,7 @@ RUN_MIGRATIONS: tuple[Migration, ...] = (
     Migration("m003_requests_by_item", _m003_requests_by_item),
     Migration("m004_cost_columns", _m004_cost_columns),
     Migration("m005_batches", _m005_batches),
+    Migration("m006_gemini_batches", _m006_gemini_batches),
 )
 """Migrations of `store.sqlite`, in the order they are applied."""
 

@@ -196,6 +196,19 @@ async def test_a_malformed_request_is_final(kind: str, simulator: SimulatorHandl
     assert provider.classify_error(exc) is None
 
 
+@pytest.mark.parametrize("structured", [True, False])
+@pytest.mark.parametrize("params", [{}, {"temperature": 0.0, "seed": 7}, {"messages": "odd"}])
+def test_openai_http_body_is_its_payload(structured: bool, params: dict[str, Any]) -> None:
+    # Everything but the messages is encoded once per schema and spliced into each body.
+    spec = JudgeSpec(
+        model="openai/m", base_url="http://127.0.0.1:9/v1", transport="http", params=params
+    )
+    provider = make_provider(spec)
+    for rubric in (_PAIRWISE, _PAIRWISE, load_rubric("absolute_1to5")):
+        call = _call(rubric, structured=structured)
+        assert json.loads(provider.body(call)) == provider.payload(call)  # type: ignore[attr-defined]
+
+
 @pytest.mark.parametrize("kind", ["openai-http", "anthropic-http"])
 async def test_http_transport_reuses_one_session(kind: str, simulator: SimulatorHandle) -> None:
     async with _provider(_spec(kind, simulator)) as provider:

@@ -320,3 +320,22 @@ def test_run_survives_sigkill_and_resumes_without_paying_twice(tmp_path: Path) -
     extra = stats["answered"] - total
     assert stats["duplicates"] <= extra <= kills * 2 * connections
     assert stats["max_answers_per_request"] <= kills + 1
+
+
+def test_judging_paces_the_garbage_collector_and_restores_it() -> None:
+    # While runners judge, the objects alive at the start are frozen out of the collector's
+    # scans and young collections are rarer; the last runner out restores both.
+    import gc
+
+    from judge.judging.runner import _COLLECTOR, _YOUNG_COLLECTION
+
+    before = gc.get_threshold()
+    paced = max(before[0], _YOUNG_COLLECTION)
+    with _COLLECTOR.paced():
+        assert gc.get_threshold() == (paced, *before[1:])
+        assert gc.get_freeze_count() > 0
+        with _COLLECTOR.paced():  # a nested runner (a batch engine's) changes nothing
+            assert gc.get_threshold() == (paced, *before[1:])
+        assert gc.get_threshold() == (paced, *before[1:])
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0

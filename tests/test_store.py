@@ -6,6 +6,7 @@ import multiprocessing
 import os
 import signal
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -409,6 +410,56 @@ def test_record_response_rejects_inconsistent_calls(tmp_path: Path) -> None:
         assert store.counts()["responses"] == 0
 
 
+def test_a_batch_records_each_request_once_whoever_read_it(tmp_path: Path) -> None:
+    # The batch mixes requests this store handed out (their cache keys remembered), one it did
+    # not (read back), one answered before, and one answered twice within the batch.
+    store, requests = _planned(tmp_path, n_items=3)  # 6 requests
+    with store:
+        assert store.record_response(_ok(requests[2], text="before"), VERDICT) is True
+        handed_out = [q for _, q in store.pending_after(0, 3)]
+        assert handed_out == [requests[0], requests[1], requests[3]]
+        batch = [
+            (_ok(requests[0], text="first"), VERDICT),
+            (_ok(requests[2], text="again"), VERDICT),  # answered before: kept as it was
+            (_ok(requests[0], text="second"), Verdict(label="B")),  # twice: the first wins
+            (_error(requests[1]), None),
+            (_ok(requests[4], text="not handed out"), FAILURE),
+        ]
+        assert store.record_responses(batch) == 3
+        texts = dict(store.connection.execute("SELECT request_id, text FROM judge_responses"))
+        assert texts == {
+            requests[0].request_id: "first",
+            requests[1].request_id: None,
+            requests[2].request_id: "before",
+            requests[4].request_id: "not handed out",
+        }
+        labels = dict(store.connection.execute("SELECT request_id, label FROM verdicts"))
+        assert labels[requests[0].request_id] == "A"
+        for i in (0, 4):  # the cache holds each success under its request's cache key
+            entry = store.cached_response(requests[i].cache_key)
+            assert entry is not None and entry.text == texts[requests[i].request_id]
+        assert store.cached_response(requests[1].cache_key) is None
+        assert store.pending_requests() == [requests[3], requests[5]]
+
+
+def test_a_response_is_stored_column_by_column_as_its_fields(tmp_path: Path) -> None:
+    from judge.store.rows import RESPONSE_FIELDS, response_row
+
+    response = JudgeResponse(
+        request_id="r",
+        text="t",
+        usage=Usage(input_tokens=1, output_tokens=2, cache_read_tokens=3, cache_write_tokens=4),
+        cost_usd=0.5,
+        latency_s=0.25,
+        attempts=3,
+        provider_request_id="p",
+        cached=True,
+        batch_id="b",
+    )
+    fields = {**response.model_dump(), **response.usage.model_dump(), "cached": 1}
+    assert response_row(response) == tuple(fields[f] for f in RESPONSE_FIELDS)
+
+
 def test_pending_requests_after_partial_responses(tmp_path: Path) -> None:
     judges = ("openai/gpt-4o", "anthropic/claude-3-5-sonnet")
     with RunStore.open(tmp_path) as store:
@@ -538,6 +589,47 @@ def test_closed_store_refuses_use(tmp_path: Path) -> None:
     store.close()  # idempotent
     with pytest.raises(StoreError, match="is closed"):
         store.counts()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() only")
+def test_a_store_inherited_through_fork_refuses_use(tmp_path: Path) -> None:
+    store, _ = _planned(tmp_path)
+    with store:
+        pid = os.fork()
+        if pid == 0:  # the child: its inherited connection must not be used
+            try:
+                store.counts()
+            except StoreError as exc:
+                os._exit(0 if "opened in another process" in str(exc) else 2)
+            os._exit(1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert store.counts()["requests"] == 4  # the parent's is still its own
+
+
+def test_checkpoints_apart_leaves_commits_to_the_wal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judge.store import checkpoints
+
+    monkeypatch.setattr(checkpoints, "_EVERY_S", 0.02)
+    store, requests = _planned(tmp_path, n_items=400)
+    db_file = tmp_path / STORE_FILENAME
+    with store:
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        before = db_file.stat().st_size
+        with store.checkpoints_apart():
+            assert store.connection.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+            for start in range(0, len(requests), 50):
+                batch = [(_ok(q), VERDICT) for q in requests[start : start + 50]]
+                assert store.record_responses(batch) == len(batch)
+            # The thread copies the WAL into the database file meanwhile.
+            deadline = time.monotonic() + 10
+            while db_file.stat().st_size == before and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert db_file.stat().st_size > before
+        assert store.connection.execute("PRAGMA wal_autocheckpoint").fetchone() == (1000,)
+        assert store.counts()["responses"] == len(requests)
 
 
 # -- several processes -------------------------------------------------------------------------

@@ -113,8 +113,11 @@ class Calls:
 
         async def attempt() -> ProviderReply:
             await limiter.acquire(tokens)
-            async with semaphore, asyncio.timeout(spec.timeout_s):
-                return await provider.complete(call)
+            async with semaphore:
+                if provider.bounds_timeout:
+                    return await provider.complete(call)
+                async with asyncio.timeout(spec.timeout_s):
+                    return await provider.complete(call)
 
         # Fast path: most calls succeed at once, and entering tenacity costs more CPU than the
         # call itself. A failed first attempt is handed to the one retry policy as its attempt

@@ -145,6 +145,14 @@ def openai_usage(usage: Any) -> Usage:
     includes the cached ones (`prompt_tokens_details.cached_tokens`)."""
     if usage is None:
         return Usage()
+    if isinstance(usage, dict):  # the lean transport's: read as a dict, once per reply
+        details = usage.get("prompt_tokens_details")
+        cached = details.get("cached_tokens") if isinstance(details, dict) else None
+        return Usage(
+            input_tokens=usage.get("prompt_tokens") or 0,
+            output_tokens=usage.get("completion_tokens") or 0,
+            cache_read_tokens=cached or 0,
+        )
     details = _field(usage, "prompt_tokens_details")
     return Usage(
         input_tokens=_field(usage, "prompt_tokens") or 0,

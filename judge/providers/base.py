@@ -40,6 +40,10 @@ class ProviderReply:
 
 
 class Provider(ABC):
+    bounds_timeout: bool = False
+    """The transport itself ends a call after `call.timeout_s`, raising a `TimeoutError` (the
+    runner then adds no timer of its own: one per request is CPU enough)."""
+
     def __init__(self, spec: JudgeSpec) -> None:
         self.spec = spec
 

@@ -18,6 +18,7 @@ import os
 import ssl
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -63,6 +64,8 @@ class InvalidResponseError(Exception):
 
 
 class _HTTPProvider(Provider):
+    bounds_timeout = True
+    """aiohttp's total timeout (`call.timeout_s`) covers connecting, sending and reading."""
     _default_base_url: str
     _base_url_env: str
     _env_headers: tuple[tuple[str, str], ...] = ()
@@ -110,11 +113,15 @@ class _HTTPProvider(Provider):
     def reply(self, data: dict[str, Any]) -> ProviderReply:
         raise NotImplementedError
 
+    def body(self, call: ProviderCall) -> bytes:
+        """The request body: `payload` as JSON."""
+        return json.dumps(self.payload(call)).encode()
+
     async def complete(self, call: ProviderCall) -> ProviderReply:
         session = self._session
         if session is None or self._loop is not asyncio.get_running_loop() or session.closed:
             session = self._open_session()
-        body = json.dumps(self.payload(call)).encode()
+        body = self.body(call)
         # allow_redirects=False: a redirected POST turns into a GET; better a final 3xx error.
         async with session.post(
             self._url,
@@ -239,6 +246,8 @@ class OpenAIHTTPProvider(_HTTPProvider):
 
     def __init__(self, spec: JudgeSpec, *, default_key_env: str | None = "OPENAI_API_KEY") -> None:
         super().__init__(spec, default_key_env)
+        self._static: tuple[dict[str, Any] | None, bytes] | None = None
+        """(the reply schema, the body's encoded members after the messages)."""
 
     def _auth_headers(self, key: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
@@ -252,6 +261,19 @@ class OpenAIHTTPProvider(_HTTPProvider):
         if self.spec.structured_output and call.schema is not None:
             payload["response_format"] = openai_response_format(call.schema)
         return payload
+
+    def body(self, call: ProviderCall) -> bytes:
+        # Everything but the messages is the same in every call of a run: encoded once per
+        # reply schema (its nesting cost more to encode than the messages' text).
+        cached = self._static
+        if cached is None or cached[0] is not call.schema:
+            rest = self.payload(replace(call, messages=()))
+            if rest.pop("messages") != []:  # params named "messages": no splicing
+                return super().body(call)
+            inner = json.dumps(rest)[1:-1]
+            cached = self._static = (call.schema, (", " + inner if inner else "").encode())
+        messages = json.dumps(openai_messages(call.messages)).encode()
+        return b'{"messages": ' + messages + cached[1] + b"}"
 
     def reply(self, data: dict[str, Any]) -> ProviderReply:
         choices = data["choices"]

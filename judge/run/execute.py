@@ -203,7 +203,7 @@ async def _run_in_process(
     recorded = Counts()
     if tally is not None:
         tally.include(lambda: recorded)
-    with rundir.open_store(cache_path) as store:
+    with rundir.open_store(cache_path) as store, store.checkpoints_apart():
         runner = Runner(
             store,
             config,
@@ -233,7 +233,7 @@ def _run_on_cluster(
     recorded = Counts()
     if tally is not None:
         tally.include(lambda: recorded)
-    with connected(cluster), rundir.open_store(cache_path) as store:
+    with connected(cluster), rundir.open_store(cache_path) as store, store.checkpoints_apart():
         judging = judge_on_cluster(
             store, config, cluster, max_cost_usd=max_cost_usd, recorded=recorded
         )

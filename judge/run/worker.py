@@ -40,7 +40,7 @@ def run_shard(
 
     async def main() -> RunStats:
         recorded = Counts() if _board is None else _board.publisher(shard)
-        with RunStore.open(run_dir, cache_path) as store:
+        with RunStore.open(run_dir, cache_path) as store, store.checkpoints_apart():
             runner = Runner(
                 store,
                 config,

@@ -11,10 +11,13 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from judge.hashing import canonical_json, content_hash
 from judge.types import (
     BlindedPair,
     BlindedResponse,
+    ChatMessage,
     Item,
     JudgeRequest,
     JudgeResponse,
@@ -149,20 +152,29 @@ def request_row(q: JudgeRequest, created_at: str) -> tuple[Any, ...]:
     return (*(data[f] for f in REQUEST_FIELDS), created_at, row_hash)
 
 
+_MESSAGES = TypeAdapter(tuple[ChatMessage, ...])
+"""A request's messages read from their JSON text in one step (pydantic's own parser): what a
+runner does for every request it sends."""
+
+
 def request_from_row(row: Sequence[Any]) -> JudgeRequest:
     """The request stored in `row` (values in `REQUEST_FIELDS` order)."""
     data = dict(zip(REQUEST_FIELDS, row, strict=True))
-    data["messages"] = json.loads(data["messages"])
-    data["params"] = json.loads(data["params"])
+    data["messages"] = _MESSAGES.validate_json(data["messages"])
+    params = data["params"]
+    data["params"] = {} if params == "{}" else json.loads(params)
     data["same_family"] = bool(data["same_family"])
     return JudgeRequest.model_validate(data)
 
 
 def response_row(resp: JudgeResponse) -> tuple[Any, ...]:
     """Values for `RESPONSE_FIELDS` (without the `request_id`)."""
-    data = resp.model_dump()
-    data.update(resp.usage.model_dump(), cached=int(resp.cached))
-    return tuple(data[f] for f in RESPONSE_FIELDS)
+    # Read field by field, in RESPONSE_FIELDS' order: a dump per reply costs more than the
+    # insert it feeds.
+    r, u = resp, resp.usage
+    return (r.text, u.input_tokens, u.output_tokens, r.cost_usd, r.latency_s, r.attempts,
+            r.provider_request_id, r.error, int(r.cached), u.cache_read_tokens,
+            u.cache_write_tokens, r.batch_id)  # fmt: skip
 
 
 def response_from_row(request_id: str, row: Sequence[Any]) -> JudgeResponse:
@@ -242,7 +254,7 @@ def verdict_row(verdict: Verdict | ParseFailure) -> tuple[Any, ...]:
     """Values for `VERDICT_FIELDS` (without the `request_id`)."""
     if isinstance(verdict, ParseFailure):
         return (None, None, None, None, None, verdict.reason, verdict.excerpt)
-    scores = canonical_json(verdict.scores)
+    scores = canonical_json(verdict.scores) if verdict.scores else "{}"  # pairwise: always {}
     v = verdict
     return (v.label, v.score, scores, v.reasoning, v.parsed_from, None, None)
 

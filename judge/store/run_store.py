@@ -41,6 +41,7 @@ from judge.sqlite import (
     select_in,
     transaction,
 )
+from judge.store.checkpoints import checkpoints_apart
 from judge.store.migrations import (
     CACHE_APP_ID,
     CACHE_MIGRATIONS,
@@ -92,6 +93,42 @@ STORE_FILENAME = "store.sqlite"
 """Name of the store inside a run dir."""
 
 _Row = tuple[Any, ...]
+
+_forks = 0
+"""How many fork()s led to this process: a store opened before one belongs to the parent."""
+
+
+def _forked() -> None:
+    global _forks
+    _forks += 1
+
+
+os.register_at_fork(after_in_child=_forked)
+
+_HANDED_OUT = 1 << 16
+"""How many handed-out requests' cache keys a store remembers (`RunStore._handed_out`)."""
+
+# The statements of the judging loop, built once: they run for every page of requests and
+# every batch of replies.
+_PENDING_AFTER = (
+    f"SELECT q.rowid, {column_list(REQUEST_FIELDS, 'q')} FROM judge_requests q"
+    " WHERE q.rowid > ? AND NOT EXISTS (SELECT 1 FROM judge_responses r"
+    " WHERE r.request_id = q.request_id) ORDER BY q.rowid LIMIT ?"
+)
+_CACHED = f"SELECT {column_list(CACHE_FIELDS)} FROM response_cache WHERE cache_key = ?"
+_ANSWERED = "SELECT request_id FROM judge_responses"
+_INSERT_RESPONSE = (
+    f"INSERT INTO judge_responses (request_id, {column_list(RESPONSE_FIELDS)}, created_at)"
+    f" VALUES ({placeholders(len(RESPONSE_FIELDS) + 2)})"
+)
+_INSERT_VERDICT = (
+    f"INSERT INTO verdicts (request_id, {column_list(VERDICT_FIELDS)})"
+    f" VALUES ({placeholders(len(VERDICT_FIELDS) + 1)})"
+)
+_INSERT_CACHE = (
+    f"INSERT INTO response_cache ({column_list(CACHE_FIELDS)})"
+    f" VALUES ({placeholders(len(CACHE_FIELDS))}) ON CONFLICT (cache_key) DO NOTHING"
+)
 
 
 class CacheEntry(BaseModel):
@@ -152,7 +189,11 @@ class RunStore:
         self._conn = conn
         # None: the cache is the run database's own `response_cache` table.
         self._cache_conn = cache_conn
-        self._pid = os.getpid()
+        self._forks = _forks
+        self._handed_out: dict[str, str] = {}
+        """request_id -> cache_key of the pending requests `pending_after` returned lately:
+        recording their replies then needs no read of the requests' rows (each holds a
+        rendered prompt of a few KB). Bounded by `_HANDED_OUT`."""
         self._closed = False
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -229,6 +270,14 @@ class RunStore:
         self._conn.close()
         if self._cache_conn is not None:
             self._cache_conn.close()
+
+    @contextmanager
+    def checkpoints_apart(self) -> Iterator[None]:
+        """While judging: the WAL is copied back into the database (and the cache file) by a
+        thread of its own, not inside this store's commits (`judge.store.checkpoints`)."""
+        conns = [self._db] if self._cache_conn is None else [self._db, self._cache_conn]
+        with checkpoints_apart(conns):
+            yield
 
     def __enter__(self) -> Self:
         return self
@@ -311,58 +360,53 @@ class RunStore:
     def record_responses(
         self, results: Iterable[tuple[JudgeResponse, Verdict | ParseFailure | None]]
     ) -> int:
-        """`record_response` for a batch, in one transaction (fewer commits under load).
-        Return how many were new."""
+        """`record_response` for a batch, in one transaction (fewer commits under load): one
+        look-up of the batch's requests, then one multi-row insert per table. Return how many
+        were new."""
         batch = list(results)
         for resp, verdict in batch:
             check_verdict(resp, verdict)
         if not batch:
             return 0
-        db = self._db
         cache_keys = self._cache_keys([resp.request_id for resp, _ in batch])
         fresh = [
             (resp, cache_keys[resp.request_id])
             for resp, _ in batch
             if resp.error is None and not resp.cached
         ]
+        now = utc_now()
         if self._cache_conn is not None and fresh:
             # A separate file cannot share the store's transaction, so the cache is committed
             # first: a kill between the two commits leaves a cached reply with no response,
             # which a resumed run picks up from the cache for free. The other order could lose
             # a paid reply from the cache.
             with transaction(self._cache_conn):
-                _put_cache(self._cache_conn, fresh)
-        new = 0
-        with self._write():
+                _put_cache(self._cache_conn, fresh, now)
+        with self._write() as db:
+            # Read under the write lock: no other process can answer these meanwhile.
+            answered = {row[0] for row in select_in(db, _ANSWERED, "request_id", list(cache_keys))}
+            new: dict[str, tuple[JudgeResponse, Verdict | ParseFailure | None]] = {}
             for resp, verdict in batch:
-                before = db.total_changes
-                db.execute(
-                    f"INSERT INTO judge_responses (request_id, {column_list(RESPONSE_FIELDS)},"
-                    f" created_at) VALUES ({placeholders(len(RESPONSE_FIELDS) + 2)})"
-                    " ON CONFLICT (request_id) DO NOTHING",
-                    (resp.request_id, *response_row(resp), utc_now()),
-                )
-                if db.total_changes == before:
-                    continue  # already recorded: keep the first, add nothing
-                new += 1
-                if verdict is not None:
-                    db.execute(
-                        f"INSERT INTO verdicts (request_id, {column_list(VERDICT_FIELDS)})"
-                        f" VALUES ({placeholders(len(VERDICT_FIELDS) + 1)})",
-                        (resp.request_id, *verdict_row(verdict)),
-                    )
+                # Already recorded (or twice in this batch): keep the first, add nothing.
+                if resp.request_id not in answered and resp.request_id not in new:
+                    new[resp.request_id] = (resp, verdict)
+            db.executemany(
+                _INSERT_RESPONSE,
+                [(rid, *response_row(resp), now) for rid, (resp, _) in new.items()],
+            )
+            db.executemany(
+                _INSERT_VERDICT,
+                [(rid, *verdict_row(v)) for rid, (_, v) in new.items() if v is not None],
+            )
             if self._cache_conn is None and fresh:
-                _put_cache(db, fresh)
-        return new
+                _put_cache(db, fresh, now)
+        return len(new)
 
     def cached_response(self, cache_key: str) -> CacheEntry | None:
         """The cached reply for `cache_key` (from this or, with a shared cache, any run)."""
         self._check_process()
         db = self._cache_conn if self._cache_conn is not None else self._conn
-        row = db.execute(
-            f"SELECT {column_list(CACHE_FIELDS)} FROM response_cache WHERE cache_key = ?",
-            (cache_key,),
-        ).fetchone()
+        row = db.execute(_CACHED, (cache_key,)).fetchone()
         if row is None:
             return None
         return CacheEntry.model_validate(cache_fields_from_row(row))
@@ -388,13 +432,12 @@ class RunStore:
         """Up to `limit` pending requests planned after row `rowid`, with their rows, in the
         order they were planned: a runner pages through them (bounded memory), and finds the
         rows a prepare still running adds behind it."""
-        rows = self._db.execute(
-            f"SELECT q.rowid, {column_list(REQUEST_FIELDS, 'q')} FROM judge_requests q"
-            " WHERE q.rowid > ? AND NOT EXISTS (SELECT 1 FROM judge_responses r"
-            " WHERE r.request_id = q.request_id) ORDER BY q.rowid LIMIT ?",
-            (rowid, limit),
-        ).fetchall()
-        return [(row[0], request_from_row(row[1:])) for row in rows]
+        rows = self._db.execute(_PENDING_AFTER, (rowid, limit)).fetchall()
+        pending = [(row[0], request_from_row(row[1:])) for row in rows]
+        if len(self._handed_out) + len(pending) > _HANDED_OUT:
+            self._handed_out.clear()  # a reader that records nothing (a dry run's estimate)
+        self._handed_out.update((q.request_id, q.cache_key) for _, q in pending)
+        return pending
 
     # -- reading back ------------------------------------------------------------------------
     # The iterators read page by page and hold no statement open across a `yield`: an open
@@ -490,7 +533,8 @@ class RunStore:
         if self._closed:
             raise StoreError(f"the store {self.path} is closed: open it again with RunStore.open")
         # A SQLite connection inherited through fork() corrupts locks if both processes use it.
-        if os.getpid() != self._pid:
+        # (Counted at each fork rather than os.getpid() here: a system call per query.)
+        if self._forks != _forks:
             raise StoreError(
                 f"the store {self.path} was opened in another process: call RunStore.open "
                 "in each worker process"
@@ -558,10 +602,19 @@ class RunStore:
                 )
 
     def _cache_keys(self, request_ids: Sequence[str]) -> dict[str, str]:
-        unique = list(dict.fromkeys(request_ids))
+        keys: dict[str, str] = {}
+        unknown: list[str] = []
+        for rid in dict.fromkeys(request_ids):
+            key = self._handed_out.pop(rid, None)
+            if key is None:
+                unknown.append(rid)
+            else:
+                keys[rid] = key
+        if not unknown:
+            return keys
         select = "SELECT request_id, cache_key FROM judge_requests"
-        keys: dict[str, str] = dict(select_in(self._db, select, "request_id", unique))
-        missing = [rid for rid in unique if rid not in keys]
+        keys.update(select_in(self._db, select, "request_id", unknown))
+        missing = [rid for rid in unknown if rid not in keys]
         if missing:
             raise StoreError(
                 f"response for unknown request {missing[0]!r} in {self.path}: "
@@ -570,12 +623,8 @@ class RunStore:
         return keys
 
 
-def _put_cache(conn: sqlite3.Connection, fresh: Sequence[tuple[JudgeResponse, str]]) -> None:
+def _put_cache(
+    conn: sqlite3.Connection, fresh: Sequence[tuple[JudgeResponse, str]], now: str
+) -> None:
     # First reply wins: a later identical request (same key) adds nothing.
-    now = utc_now()
-    rows = [cache_row(r, key, now) for r, key in fresh]
-    conn.executemany(
-        f"INSERT INTO response_cache ({column_list(CACHE_FIELDS)})"
-        f" VALUES ({placeholders(len(CACHE_FIELDS))}) ON CONFLICT (cache_key) DO NOTHING",
-        rows,
-    )
+    conn.executemany(_INSERT_CACHE, [cache_row(r, key, now) for r, key in fresh])

@@ -18,10 +18,13 @@ import ray
 
 from judge import load_config
 from judge.cluster import RayCluster
+from judge.cluster.driver import judge_on_cluster
 from judge.cluster.limiter import ClusterLimit, RateBudget
 from judge.errors import ConfigError
-from judge.run import run_pipeline
+from judge.judging.tally import Counts
+from judge.run import prepare_run, run_pipeline
 from judge.simulator import SimulatorConfig, running_simulator
+from judge.store.rundir import RunDir
 from tests.test_runner import judge_entry, judgments, quality, write_config, write_dataset
 
 MODELS = ["openai/sim-alpha", "anthropic/sim-beta"]
@@ -253,3 +256,64 @@ def test_a_run_stopped_on_the_cluster_by_its_budget_finishes_locally(
         stats = sim.stats()
     assert rest.complete and judgments(tmp_path / "mixed") == judgments(tmp_path / "local")
     assert stats["max_answers_per_request"] == 1
+
+
+def test_the_cluster_judges_a_run_while_its_prepare_still_stores_requests(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    """`preparing` set: the driver sends what is stored, waits for what is still to come, and
+    ends once the prepare has ended and everything it stored is answered."""
+    with running_simulator(SimulatorConfig(seed=5, latency={"median_s": 0.05})) as sim:
+        config = config_for(tmp_path, 60, [judge_entry(sim, MODELS[0], max_connections=8)])
+        rundir = RunDir(tmp_path / "run")
+        preparing = threading.Event()
+        preparing.set()
+        ended: list[float] = []
+
+        def prepare() -> None:
+            try:  # 6 chunks of 10 items, a pause after each: the judging starts before the end
+                prepare_run(config, rundir, chunk_items=10, on_stored=lambda *_: time.sleep(0.4))
+            finally:
+                ended.append(time.time())
+                preparing.clear()
+
+        thread = threading.Thread(target=prepare)
+        thread.start()
+        while not (rundir.path / "store.sqlite").exists():
+            time.sleep(0.01)
+        with rundir.open_store() as store:
+            judging = judge_on_cluster(
+                store, config, cluster, max_cost_usd=None, recorded=Counts(), preparing=preparing
+            )
+            stats = asyncio.run(judging)
+            pending = store.pending_after(0, 10)
+        thread.join()
+        served = sim.stats()
+    assert stats.sent == 240 and not pending  # 60 items x 2 pairs x 2 orders
+    assert served["max_answers_per_request"] == 1
+    assert served["first_request_unix"] < ended[0] - 1.0
+
+
+def test_a_failed_prepare_stops_the_cluster_judging_at_once(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    with running_simulator(SimulatorConfig(seed=5, latency={"median_s": 0.05})) as sim:
+        config = config_for(tmp_path, 10, [judge_entry(sim, MODELS[0])])
+        rundir = RunDir(tmp_path / "run")
+        prepare_run(config, rundir)
+        preparing, abort = threading.Event(), threading.Event()
+        preparing.set()  # a prepare that will never end by itself
+        threading.Timer(1.0, abort.set).start()
+        started = time.monotonic()
+        with rundir.open_store() as store:
+            judging = judge_on_cluster(
+                store, config, cluster, max_cost_usd=None, recorded=Counts(),
+                preparing=preparing, abort=abort,
+            )  # fmt: skip
+            asyncio.run(judging)
+            stored = 40 - len(store.pending_after(0, 100))
+        served = sim.stats()
+    # A prepare that never ends would hold the driver for ever: the abort ends it, and what
+    # it stored before is kept (what the actors had in flight is sent again on a resume).
+    assert time.monotonic() - started < 10
+    assert stored <= served["distinct_answered"]

@@ -40,7 +40,8 @@ class RayCluster:
     this machine, else a new one on this machine for the run, stopped after it). A connection
     this process already has is used as it is."""
     actors: int | None = None
-    """Shard actors (one CPU each). None: one per CPU of the cluster."""
+    """Shard actors (one CPU each). None: one per CPU of the cluster, less the driver's on a
+    cluster of one machine, and no more than the judges' connections."""
     shard_requests: int | None = None
     """Requests per shard (whole items: a shard may hold a few more). None: what an actor's
     connections take at once (the judges' `max_connections` over the actors, at least 16).

@@ -2,7 +2,9 @@
 holds the shards in flight), answers what the response cache holds, cuts the rest into
 shards of whole items (both orders and every judge of an item together), keeps
 `shards_per_actor` shards going on each shard actor, and stores the replies they stream back
-in the run store as they come, exactly as a local runner does.
+in the run store as they come, exactly as a local runner does. While a prepare is still
+storing requests (`preparing`), it follows the store as a local runner does, so the cluster
+starts and judges while the rest of the run is rendered.
 
 An actor that dies (its worker process killed, its node lost) is restarted by Ray, and its
 shards are sent again without the requests whose replies were already stored: what is sent
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
@@ -35,6 +38,8 @@ from judge.store.run_store import RunStore
 from judge.types import JudgeRequest
 
 _PAGE = 1000
+_POLL_S = 0.05
+"""How often a driver ahead of a running prepare looks for newly stored requests."""
 _RESTART_WAIT_S = 0.5
 """Before a shard whose actor died is sent again (Ray is restarting the actor)."""
 
@@ -65,11 +70,15 @@ async def judge_on_cluster(
     *,
     max_cost_usd: float | None,
     recorded: Counts,
+    preparing: threading.Event | None = None,
+    abort: threading.Event | None = None,
 ) -> RunStats:
+    """Judge the run's pending requests on the cluster `connected` joined. `preparing`: set
+    while a prepare in another process still stores requests (they are judged as they
+    arrive); `abort`: set when that prepare failed, and judging stops at once, keeping what
+    it stored (the caller raises the reason)."""
     check_cluster_config(config)
-    # One actor a CPU, but never more actors than connections: each holds at least one.
-    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    actors = cluster.actors or min(cpus, max(j.max_connections for j in config.judges))
+    actors = cluster.actors or _actors_for(config)
     name = f"judge-rate-budget-{os.urandom(6).hex()}"
     # On this node (if it can): the limiter is every shard's, and dies with this process.
     here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
@@ -87,14 +96,48 @@ async def judge_on_cluster(
     specs = judge_specs(config)
     driver = _Driver(
         store, cluster, workers, max_cost_usd, recorded, rubric,
-        worst_case=lambda r: worst_case_cost(r, specs[r.judge]),
+        worst_case=lambda r: worst_case_cost(r, specs[r.judge]), preparing=preparing,
     )  # fmt: skip
     try:
-        return await driver.run()
+        return await _unless_aborted(driver, abort)
     finally:
         for worker in [*workers, budget]:
             with contextlib.suppress(Exception):
                 ray.kill(worker)
+
+
+def _actors_for(config: RunConfig) -> int:
+    """One actor a CPU, but never more actors than connections (each holds at least one). On
+    one machine, one CPU is left to this process: its cache look-ups and store writes are a
+    core's work at full speed, and an actor that shares a core with it judges no faster than
+    the actors beside it could have, yet costs its own Ray threads and streams per request
+    (measured: one actor on 2 CPUs judged as fast as two, with a quarter less CPU)."""
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    if cpus > 1 and sum(1 for node in ray.nodes() if node.get("Alive")) == 1:
+        cpus -= 1
+    return min(cpus, max(j.max_connections for j in config.judges))
+
+
+async def _unless_aborted(driver: _Driver, abort: threading.Event | None) -> RunStats:
+    """`driver.run()`, stopped as soon as `abort` is set: the stats of what it stored."""
+    judging = asyncio.ensure_future(driver.run())
+    if abort is None:
+        return await judging
+
+    async def watch() -> None:
+        while not abort.is_set():
+            await asyncio.sleep(_POLL_S)
+        judging.cancel()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        return await judging
+    except asyncio.CancelledError:
+        if not abort.is_set():
+            raise
+        return merge_stats(driver.stats or [RunStats()])
+    finally:
+        watcher.cancel()
 
 
 class _Driver:
@@ -108,8 +151,10 @@ class _Driver:
         rubric: Rubric,
         *,
         worst_case: Callable[[JudgeRequest], float],
+        preparing: threading.Event | None = None,
     ) -> None:
         self.store = store
+        self.preparing = preparing
         self.rubric = rubric
         self.worst_case = worst_case
         self.cluster = cluster
@@ -178,10 +223,23 @@ class _Driver:
         self.stats.append(RunStats(skipped_for_budget=unsent, stopped_reason="budget"))
 
     async def _shards(self) -> AsyncIterator[list[JudgeRequest]]:
-        """Pending requests cut into shards of whole items, cache hits stored on the way."""
+        """Pending requests cut into shards of whole items, cache hits stored on the way; while
+        a prepare runs, the rows it stores as they arrive. A prepare stores whole items (a chunk
+        of them in one transaction), so when nothing more is stored yet, what was read ends
+        with a whole item, and it goes out rather than waiting for a full shard."""
         shard: list[JudgeRequest] = []
         after = 0
-        while rows := self.store.pending_after(after, _PAGE):
+        while True:
+            finished = self.preparing is None or not self.preparing.is_set()
+            rows = self.store.pending_after(after, _PAGE)
+            if not rows:
+                if shard:
+                    yield shard
+                    shard = []
+                if finished:
+                    return  # read after the prepare ended: nothing more will come
+                await asyncio.sleep(_POLL_S)
+                continue
             after = rows[-1][0]
             hits: list[Outcome] = []
             for _, request in rows:
@@ -196,8 +254,6 @@ class _Driver:
                     shard = []
                 shard.append(request)
             self._store(hits, cached=True)
-        if shard:
-            yield shard
 
     def _store(self, rows: list[Outcome], *, cached: bool = False) -> None:
         if not rows:

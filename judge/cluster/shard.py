@@ -15,7 +15,7 @@ import ray
 
 from judge.cluster.limiter import ClusterLimit
 from judge.config.run_config import RunConfig
-from judge.judging.calls import Calls, Limiter
+from judge.judging.calls import Calls, Limiter, LimiterFor
 from judge.judging.runner import Outcome, Runner, RunStats, judge_specs
 from judge.providers.base import Provider
 from judge.rubric.rubrics import Rubric
@@ -49,23 +49,26 @@ class _Replies:
         return rows
 
 
-@ray.remote(num_cpus=1)
-class ShardWorker:
-    def __init__(self, config: RunConfig, rubric: Rubric, actors: int, budget: str) -> None:
+class ShardRunner:
+    """What a shard actor judges with, usable in any Ray worker (a Ray Data stage's actors
+    too): the runner code a local run uses, whose replies are handed back instead of stored.
+    Its providers and limits live as long as it does and are shared by everything it judges
+    at once. `shards`: processes splitting each endpoint's connections (and, without
+    `limiter_for`, its rate limits) evenly."""
+
+    def __init__(
+        self,
+        config: RunConfig,
+        rubric: Rubric,
+        shards: int,
+        limiter_for: LimiterFor | None = None,
+    ) -> None:
         self._config = config
         self._rubric = rubric
-        self._actors = actors
-        # By name, not handle: Ray cannot restart an actor whose constructor took a handle.
-        self._budget_name = budget
-        self._budget: Any = None
+        self._shards = shards
         self._specs = judge_specs(config)
         self._providers: dict[str, Provider] = {}
-        # Connections split over the actors; rates held for all of them by one actor. Owned
-        # here, shared by the shards this actor works on at once.
-        self._calls = Calls(self._specs, self._provider, actors, limiter_for=self._limiter)
-
-    def pid(self) -> int:
-        return os.getpid()
+        self._calls = Calls(self._specs, self._provider, shards, limiter_for=limiter_for)
 
     def _provider(self, judge: str) -> Provider:
         if judge not in self._providers:
@@ -74,15 +77,10 @@ class ShardWorker:
             self._providers[judge] = make_provider(self._specs[judge])
         return self._providers[judge]
 
-    def _limiter(self, key: str, rpm: float | None, tpm: float | None) -> Limiter:
-        if self._budget is None:
-            self._budget = ray.get_actor(self._budget_name)
-        return ClusterLimit(self._budget, key, rpm, tpm)
-
     async def judge(
-        self, requests: list[JudgeRequest], max_cost_usd: float | None
+        self, requests: Sequence[JudgeRequest], max_cost_usd: float | None
     ) -> AsyncIterator[list[Outcome] | RunStats]:
-        """Replies in chunks as they are stored, then this shard's `RunStats`."""
+        """Replies in chunks, one every `_YIELD_S` while they arrive, then the `RunStats`."""
         replies = _Replies()
         runner = Runner(
             replies,
@@ -90,7 +88,7 @@ class ShardWorker:
             rubric=self._rubric,
             providers=self._providers,
             max_cost_usd=max_cost_usd,
-            shards=self._actors,
+            shards=self._shards,
         )
         runner.calls = self._calls
         work = asyncio.ensure_future(runner.run(requests, close=False))
@@ -107,3 +105,36 @@ class ShardWorker:
         if rows := replies.take():
             yield rows
         yield stats
+
+    async def judge_all(self, requests: Sequence[JudgeRequest]) -> list[Outcome]:
+        """Every reply of `requests` at once (no budget)."""
+        outcomes: list[Outcome] = []
+        async for chunk in self.judge(requests, None):
+            if not isinstance(chunk, RunStats):
+                outcomes += chunk
+        return outcomes
+
+
+@ray.remote(num_cpus=1)
+class ShardWorker:
+    def __init__(self, config: RunConfig, rubric: Rubric, actors: int, budget: str) -> None:
+        # By name, not handle: Ray cannot restart an actor whose constructor took a handle.
+        self._budget_name = budget
+        self._budget: Any = None
+        # Connections split over the actors; rates held for all of them by one actor.
+        self._runner = ShardRunner(config, rubric, actors, limiter_for=self._limiter)
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def _limiter(self, key: str, rpm: float | None, tpm: float | None) -> Limiter:
+        if self._budget is None:
+            self._budget = ray.get_actor(self._budget_name)
+        return ClusterLimit(self._budget, key, rpm, tpm)
+
+    async def judge(
+        self, requests: list[JudgeRequest], max_cost_usd: float | None
+    ) -> AsyncIterator[list[Outcome] | RunStats]:
+        """Replies in chunks as they are stored, then this shard's `RunStats`."""
+        async for chunk in self._runner.judge(requests, max_cost_usd):
+            yield chunk

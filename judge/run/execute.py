@@ -81,11 +81,12 @@ def execute(
         with rundir.open_store() as store:
             tally = Tally(progress_of(store))
     if cluster is not None:
-        if workers > 1 or preparing is not None:
-            raise ValueError("a cluster run is judged from one process, once prepared")
+        if workers > 1:
+            raise ValueError("a cluster run is driven from one process")
         return _run_on_cluster(
-            config, rundir, max_cost_usd, cache_path, on_progress, tally, cluster
-        )
+            config, rundir, max_cost_usd, cache_path, on_progress, tally, cluster,
+            preparing, abort,
+        )  # fmt: skip
     if workers <= 1:
         here = _run_in_process(
             config,
@@ -227,6 +228,8 @@ def _run_on_cluster(
     on_progress: ProgressCallback | None,
     tally: Tally | None,
     cluster: RayCluster,
+    preparing: threading.Event | None = None,
+    abort: threading.Event | None = None,
 ) -> RunStats:
     from judge.cluster.driver import connected, judge_on_cluster
 
@@ -235,8 +238,9 @@ def _run_on_cluster(
         tally.include(lambda: recorded)
     with connected(cluster), rundir.open_store(cache_path) as store, store.checkpoints_apart():
         judging = judge_on_cluster(
-            store, config, cluster, max_cost_usd=max_cost_usd, recorded=recorded
-        )
+            store, config, cluster, max_cost_usd=max_cost_usd, recorded=recorded,
+            preparing=preparing, abort=abort,
+        )  # fmt: skip
         return asyncio.run(_reporting(judging, on_progress, tally))
 
 

@@ -111,9 +111,9 @@ def run_pipeline(
                 "--executor ray spreads the run over the cluster: leave --workers out"
             )
     with rundir.locked():
-        if workers <= 1 and cluster is None:
+        if workers <= 1:
             prepared, stats, before = _judge_while_preparing(
-                config, rundir, budget, cache_path, on_progress, log
+                config, rundir, budget, cache_path, on_progress, log, cluster
             )
         else:
             prepared, stats, before = _prepare_then_judge(
@@ -167,18 +167,20 @@ def _judge_while_preparing(
     cache_path: Path | None,
     on_progress: ProgressCallback | None,
     log: Callable[[str], None],
+    cluster: RayCluster | None = None,
 ) -> tuple[PrepareSummary, RunStats, Progress]:
-    """One process judging: the prepare runs in another (`judge.run.prepare_process`), and
-    each chunk of requests is judged as soon as it is stored, so the first request goes out
-    while the rest are still being rendered. A Ctrl-C here stops the prepare at its next
-    chunk."""
+    """One process judging (or, with `cluster`, driving a cluster's judging): the prepare runs
+    in another (`judge.run.prepare_process`), and each chunk of requests is judged as soon as
+    it is stored, so the first request goes out while the rest are still being rendered. A
+    Ctrl-C here stops the prepare at its next chunk."""
     from judge.run.prepare_process import preparing_meanwhile
 
     with preparing_meanwhile(config, rundir, log) as prepare:
         # While the prepare reads its input: the judges' clients and their imports.
         from judge.run.worker import warm_up
 
-        warm_up(config)
+        if cluster is None:  # a cluster's actors import the judges' clients
+            warm_up(config)
         prepare.wait_started()
         cache = rundir.cache_file(config, cache_path)
         budget, before = _before(rundir, budget, on_progress, log, prepare.preparing.is_set())
@@ -195,6 +197,7 @@ def _judge_while_preparing(
                 preparing=prepare.preparing,
                 abort=prepare.failed,
                 tally=tally,
+                cluster=cluster,
             )
         prepared = prepare.result()
     return prepared, stats, before

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 CORE := $(VENV)/.installed-core
 FULL := $(VENV)/.installed-full
 
-.PHONY: demo test lint install clean bench
+.PHONY: demo test lint install lock clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,18 +14,35 @@ $(BIN)/python:
 
 # The core package: what `judge run` needs offline (no LiteLLM, no service stack, no test
 # tools). Reinstalled when the dependency list changes.
-$(CORE): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+$(CORE): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e .
 	touch $(CORE)
 
 # Everything: LiteLLM and the service (`[all]`) and the test tools (`[dev]`). It holds the core
 # install too, so its stamp is refreshed as well: `make demo` after `make test` installs
 # nothing, and `make test` after `make demo` adds the extras.
-$(FULL): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
+$(FULL): pyproject.toml constraints.txt | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[all,dev]'
 	touch $(CORE) $(FULL)
 
 install: $(FULL)
+
+# constraints.txt pins every distribution `[all,dev]` brings to one set known to install
+# together. Without it pip's resolver gives up on the full extras from a fresh venv
+# (resolution-too-deep after ~9 min, 2026-12-04), though each extra resolves in seconds when
+# added to an existing install. So the lock is made that way: the older extras first, then
+# each newer one, in a throwaway venv. Run after changing the dependencies in pyproject.toml.
+LOCK_VENV := .venv-lock
+lock:
+	rm -rf $(LOCK_VENV) && $(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LOCK_VENV)/bin/python -m pip install --quiet -e '.[litellm,service,ray,dev]'
+	for x in gemini inspect promptfoo hf otel mlflow weave; do \
+		$(LOCK_VENV)/bin/python -m pip install --quiet -e ".[litellm,service,ray,dev,$$x]" || exit 1; done
+	$(LOCK_VENV)/bin/python -m pip check
+	{ echo "# Made by \`make lock\` (see the Makefile); every make install step reads it (pip -c)."; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable | grep -v '^-e'; } > constraints.txt
+	rm -rf $(LOCK_VENV)
 
 # The whole job on bundled MT-Bench data, offline: blind, replay GPT-4's recorded verdicts in
 # both orders, calibrate GPT-4 against the expert votes, compare the six systems, write the

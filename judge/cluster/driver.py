@@ -30,6 +30,7 @@ from judge.cluster.limiter import ClusterLost, RateBudget
 from judge.cluster.shard import ShardWorker
 from judge.config.run_config import RunConfig
 from judge.errors import JudgeError
+from judge.judging.abort import until_aborted
 from judge.judging.cost_estimate import worst_case_cost
 from judge.judging.runner import Outcome, RunStats, cached_outcome, judge_specs, merge_stats
 from judge.judging.tally import Counts
@@ -120,24 +121,9 @@ def _actors_for(config: RunConfig) -> int:
 
 async def _unless_aborted(driver: _Driver, abort: threading.Event | None) -> RunStats:
     """`driver.run()`, stopped as soon as `abort` is set: the stats of what it stored."""
-    judging = asyncio.ensure_future(driver.run())
-    if abort is None:
-        return await judging
-
-    async def watch() -> None:
-        while not abort.is_set():
-            await asyncio.sleep(_POLL_S)
-        judging.cancel()
-
-    watcher = asyncio.create_task(watch())
-    try:
-        return await judging
-    except asyncio.CancelledError:
-        if not abort.is_set():
-            raise
-        return merge_stats(driver.stats or [RunStats()])
-    finally:
-        watcher.cancel()
+    return await until_aborted(
+        driver.run(), abort, lambda: merge_stats(driver.stats or [RunStats()]), _POLL_S
+    )
 
 
 class _Driver:

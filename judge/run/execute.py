@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judge.config.run_config import RunConfig
+from judge.judging.abort import until_aborted
 from judge.judging.tally import BatchProgress, Board, Counts, Progress, Tally
 from judge.run.spawning import main_left_behind
 from judge.store.run_store import RunStore
@@ -272,24 +273,10 @@ async def _judging(
 ) -> RunStats:
     """`runner.run` (and, in the first process, the batch engine of the batch-mode judges),
     cancelled as soon as `abort` is set (what it stored stays stored)."""
-    judging = asyncio.ensure_future(_both(runner, preparing, batches))
-    if abort is None:
-        return await judging
-
-    async def watch() -> None:
-        while not abort.is_set():
-            await asyncio.sleep(_ABORT_POLL_S)
-        judging.cancel()
-
-    watcher = asyncio.create_task(watch())
-    try:
-        return await judging
-    except asyncio.CancelledError:
-        if not abort.is_set():
-            raise
-        return runner.stats  # the caller raises the reason
-    finally:
-        watcher.cancel()
+    # on abort, the runner's stats: the caller raises the reason
+    return await until_aborted(
+        _both(runner, preparing, batches), abort, lambda: runner.stats, _ABORT_POLL_S
+    )
 
 
 async def _both(

@@ -1,4 +1,5 @@
-"""Fixtures shared by test modules: the MT-Bench demo, run once per session."""
+"""Fixtures shared by test modules (the MT-Bench demo, run once per session), and how the suite
+is spread over xdist's workers (tests/scheduling.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,28 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import REPO, run_cli
+from tests.scheduling import DurationRecorder, LongestFirst
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help="after a passing run, write each test file's time to tests/durations.json "
+        "(the order `--dist loadfile` hands files to workers: longest first)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # On the controller (or a run without xdist) only: workers report to it.
+    if config.getoption("record_durations") and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(DurationRecorder(), "judge-durations")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LongestFirst | None:
+    if config.getoption("dist") != "loadfile":
+        return None  # xdist's own scheduler for the other modes
+    return LongestFirst(config, log)
 
 
 @pytest.fixture(scope="session")

@@ -24,12 +24,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # On the controller (or a run without xdist) only: workers report to it.
     if config.getoption("record_durations") and not hasattr(config, "workerinput"):
         config.pluginmanager.register(DurationRecorder(), "judge-durations")
+    # The scheduler hook is xdist's: registered only when xdist is loaded (`-p no:xdist`
+    # would otherwise refuse an unknown hook).
+    if config.pluginmanager.hasplugin("xdist"):
+        config.pluginmanager.register(Scheduling(), "judge-scheduling")
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> LongestFirst | None:
-    if config.getoption("dist") != "loadfile":
-        return None  # xdist's own scheduler for the other modes
-    return LongestFirst(config, log)
+class Scheduling:
+    def pytest_xdist_make_scheduler(
+        self, config: pytest.Config, log: object
+    ) -> LongestFirst | None:
+        if config.getoption("dist") != "loadfile":
+            return None  # xdist's own scheduler for the other modes
+        return LongestFirst(config, log)
 
 
 @pytest.fixture(scope="session")

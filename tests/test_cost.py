@@ -17,17 +17,28 @@ import yaml
 
 from judge import RunConfig, RunDir, load_config, prepare_run
 from judge.cli.console import print_dry_run
+from judge.config.run_config import JudgeSpec
 from judge.judging import cost_estimate as estimate
 from judge.judging.cost_estimate import estimate_run, estimate_tokens
 from judge.report.blocks import to_markdown
 from judge.report.cost_section import cost_blocks
 from judge.report.format import traced
-from judge.rubric.rubrics import BUILTIN_DIR, load_rubric
+from judge.rubric.cached_prefix import anchors_in_system
+from judge.rubric.rubrics import BUILTIN_DIR, load_rubric, render_absolute
 from judge.run import dry_run
 from judge.run.outputs import write_outputs
 from judge.run.spend import _SELECT, realised_costs
 from judge.summary import RunSummary
-from judge.types import JudgeRequest, JudgeResponse, ParseFailure, Usage, Verdict
+from judge.types import (
+    BlindedResponse,
+    Item,
+    JudgeRequest,
+    JudgeResponse,
+    ParseFailure,
+    Usage,
+    Verdict,
+)
+from tests.helpers import run_cli
 from tests.outputs_runs import config_for
 
 SIM_X, SIM_Y = "openai/sim-x", "anthropic/sim-y"
@@ -271,3 +282,157 @@ def _leaves(obj: Any) -> list[Any]:
     if isinstance(obj, dict):
         return [leaf for v in obj.values() for leaf in _leaves(v)]
     return [obj]
+
+
+# ------------------------------------------------------- each model's cache minimum; anchors
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [
+        # docs.anthropic.com prompt caching, "Cache limitations" (read 2026-12)
+        ("anthropic/claude-sonnet-4-5", 1024),
+        ("anthropic/claude-opus-4-1", 1024),
+        ("anthropic/claude-sonnet-4-6", 2048),
+        ("anthropic/claude-3-5-haiku-latest", 2048),
+        ("anthropic/claude-opus-4-5", 4096),
+        ("anthropic/claude-haiku-4-5", 4096),
+        ("litellm/anthropic/claude-opus-4-6", 4096),
+        # ai.google.dev/gemini-api/docs/caching (updated 2026-10-13)
+        ("google/gemini-2.5-flash", 2048),
+        ("google/gemini-2.5-pro", 2048),
+        ("google/gemini-3-pro-preview", 4096),
+        ("google/gemini-3.5-flash", 4096),
+        ("litellm/gemini/gemini-3.1-pro-preview", 4096),
+        ("openai/gpt-4.1-mini", 1024),
+        ("litellm/mistral/mistral-large", 1024),
+    ],
+)
+def test_each_model_caches_from_its_published_minimum(model: str, minimum: int) -> None:
+    assert estimate.cache_minimum(JudgeSpec(model=model)) == minimum
+
+
+def test_a_prefix_cached_by_one_model_is_flagged_below_another_models_minimum(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The padded rubric's ~1,900-token prefix: past OpenAI's 1,024, below Gemini 3's 4,096."""
+    config = _config(tmp_path, long_prefix=True)
+    gemini = config.judges[1].model_copy(update={"model": "google/gemini-3-pro-preview"})
+    config = config.model_copy(update={"judges": [config.judges[0], gemini]})
+    rundir = RunDir(tmp_path / "run")
+    prepare_run(config, rundir)
+    plan = dry_run(config, rundir)
+    openai, google = plan.judges[SIM_X], plan.judges["google/gemini-3-pro-preview"]
+    (prefix,) = {p.tokens for p in openai.prefixes + google.prefixes}
+    assert 1024 <= prefix < 4096
+    assert (openai.min_cacheable_tokens, google.min_cacheable_tokens) == (1024, 4096)
+    assert openai.prefixes[0].cacheable and openai.cache_read_tokens > 0
+    assert not google.prefixes[0].cacheable and google.cache_read_tokens == 0
+    print_dry_run(plan)
+    out = " ".join(capsys.readouterr().out.split())
+    assert f"static prefix ~{prefix:,} tokens: below the 4,096-token minimum" in out
+
+
+ANCHORS_LATE = """\
+id: anchors_late
+version: 3
+kind: absolute
+description: An absolute rubric that states its criteria and scale in the user message.
+scale:
+  min: 1
+  max: 5
+  anchors: {1: "Wrong or off-topic.", 3: "Acceptable.", 5: "Correct, complete and clear."}
+criteria:
+  - {id: quality, text: "%s"}
+system: |
+  You are an impartial judge of one response. Reply with one JSON object:
+  {"reasoning": "<your assessment>", "score": <integer>}
+user: |
+  Judge on these criteria:
+  {{ criteria }}
+
+  {%% if reference %%}
+  Score: {{ scale }}, against the reference below.
+  [REFERENCE]
+  {{ reference }}
+  [/REFERENCE]
+  {%% endif %%}
+  [USER MESSAGE]
+  {{ prompt }}
+  [/USER MESSAGE]
+
+  [RESPONSE]
+  {{ response }}
+  [/RESPONSE]
+
+  Score: {{ scale }}
+output: {format: json, fields: [reasoning, score]}
+reference: optional
+"""
+
+
+def _anchors_late(root: Path, criterion: str = "How well the response fulfils it.") -> Path:
+    path = root / "anchors_late.yaml"
+    path.write_text(ANCHORS_LATE % criterion)
+    return path
+
+
+def test_move_anchors_puts_the_scale_and_criteria_in_the_system_message(tmp_path: Path) -> None:
+    rubric = load_rubric(_anchors_late(tmp_path))
+    move = anchors_in_system(rubric)
+    assert move is not None
+    # The caption goes with its anchor; the line inside `{% if %}` stays where it is.
+    assert move.lines == ("Judge on these criteria:", "{{ criteria }}", "Score: {{ scale }}")
+    moved = move.rubric
+    assert (moved.id, moved.version) == ("anchors_late", 4) and moved.hash != rubric.hash
+    item = Item(item_id="q1", prompt="What is 2 + 2?")
+    response = BlindedResponse(blind_id="r1", item_id="q1", output="4")
+    before = render_absolute(rubric, item, response)
+    after = render_absolute(moved, item, response)
+    scale = "an integer from 1 to 5, where:\n- 1: Wrong or off-topic."
+    criteria = "- quality: How well the response fulfils it."
+    assert scale in before[1].content and criteria in before[1].content
+    assert scale not in after[1].content and criteria not in after[1].content
+    assert scale in after[0].content and criteria in after[0].content
+    assert after[0].content == moved.system_text()
+    # Everything else of the user message is as it was, in order.
+    assert after[1].content.startswith("[USER MESSAGE]\nWhat is 2 + 2?")
+    assert after[1].content.endswith("[RESPONSE]\n4\n[/RESPONSE]")
+    # A rubric whose anchors are all in the system message already has nothing to move.
+    assert anchors_in_system(load_rubric("pairwise_general")) is None
+
+
+def test_dry_run_offers_the_move_and_the_moved_rubric_is_cached(tmp_path: Path) -> None:
+    """Long criteria in the user message: the prefix is ~40 tokens, uncacheable; the dry run
+    says moving them makes it ~1,200, past sim-x's 1,024; `judge rubric move-anchors` writes
+    that rubric, and its dry run reads the prefix from the cache."""
+    criterion = "Judge whether the response answers the question fully and correctly. " * 64
+    rubric_file = _anchors_late(tmp_path, criterion.strip())
+    raw = yaml.safe_load(config_for(tmp_path, "absolute", items=4).read_text())
+    raw["rubric"] = str(rubric_file)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw))
+    config = load_config(tmp_path / "config.yaml")
+    plan = dry_run(config, RunDir(tmp_path / "run"))
+    assert not plan.judges[SIM_X].prefixes[0].cacheable
+    (note,) = [n for n in plan.notes if "renders its anchors" in n]
+    assert f"judge rubric move-anchors {rubric_file} --out rubric.yaml" in note
+    assert f"past {SIM_X}'s 1,024-token cache minimum: cached from then on" in note
+    assert f"past {SIM_Y}'s 1,024-token cache minimum" in note  # prompt_cache is on for it
+
+    moved_file = tmp_path / "moved.yaml"
+    result = run_cli("rubric", "move-anchors", str(rubric_file), "--out", str(moved_file))
+    assert result.returncode == 0, result.stderr
+    assert "moved 3 lines into the system message" in result.stderr
+    moved = load_rubric(moved_file)
+    assert (moved.id, moved.version) == ("anchors_late", 4)
+    assert moved_file.read_text().startswith("# Written by `judge rubric move-anchors`")
+    raw["rubric"] = str(moved_file)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(raw))
+    after = dry_run(load_config(tmp_path / "config.yaml"), RunDir(tmp_path / "run2"))
+    row = after.judges[SIM_X]
+    assert row.prefixes[0].cacheable and row.cache_read_tokens > 0
+    assert not [n for n in after.notes if "renders its anchors" in n]
+    # Nothing to move: exit 1, nothing written.
+    again = run_cli("rubric", "move-anchors", "pairwise_general", "--out", str(tmp_path / "x"))
+    assert again.returncode == 1 and "nothing to move" in again.stderr
+    assert not (tmp_path / "x").exists()

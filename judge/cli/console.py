@@ -124,7 +124,7 @@ def print_dry_run(plan: RunEstimate) -> None:
         _console.print(
             f"{judge}: ~{row.input_tokens:,} input and ~{row.output_tokens:,} output tokens "
             f"to send (~{row.reply.tokens:,} per reply, {row.reply.basis}); "
-            f"{_prefix_note(row, plan.min_cacheable_tokens)}"
+            f"{_prefix_note(row)}"
         )
     _print_notes(plan)
 
@@ -138,8 +138,9 @@ def _usd(value: float | None) -> str:
     return "unknown price" if value is None else f"${value:,.2f}"
 
 
-def _prefix_note(row: JudgeEstimate, minimum: int) -> str:
+def _prefix_note(row: JudgeEstimate) -> str:
     """What the cached estimate assumed about the judge's static prefixes."""
+    minimum = row.min_cacheable_tokens
     if not row.prefixes:
         return "no static prefix (system message) to cache" if row.to_send else "nothing to send"
     low, high = min(p.tokens for p in row.prefixes), max(p.tokens for p in row.prefixes)

@@ -395,6 +395,11 @@ from judge.cli.label_command import label_app  # noqa: E402
 
 app.add_typer(label_app, name="label")
 
+# `judge rubric ...` (judge/cli/rubric_command.py, which imports only typer at module level).
+from judge.cli.rubric_command import rubric_app  # noqa: E402
+
+app.add_typer(rubric_app, name="rubric")
+
 
 def main() -> None:
     debug = "--debug" in sys.argv[1:]

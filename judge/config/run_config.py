@@ -228,8 +228,9 @@ class JudgeSpec(_Strict):
     """Batch-mode settings: batch sizes, polling, a deadline, re-queueing."""
     prompt_cache: bool = True
     """Mark the static start of every prompt (the rubric's system message) as cacheable: an
-    Anthropic `cache_control` breakpoint (a provider caches only prefixes of 1,024 tokens or
-    more). OpenAI caches long prefixes by itself; either way the cached tokens are read from
+    Anthropic `cache_control` breakpoint (each model caches only prefixes past its minimum,
+    1,024 to 4,096 tokens: docs/judges.md#prompt-caching). OpenAI and Gemini cache long
+    prefixes by themselves; either way the cached tokens are read from
     the reply's usage and priced at the cached rate."""
     recorded: Path | None = None
     """`recorded/...` judges: the JSONL file of recorded verdicts to replay."""

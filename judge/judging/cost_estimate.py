@@ -7,8 +7,9 @@ the prompt cache serving the static prefix.
 The static prefix is the request's leading system message (the rubric's instructions, the
 same in every request of a rubric). The cached estimate assumes the first request of each
 distinct prefix writes it to the cache and every later one reads it from there, and only for
-prefixes of `MIN_CACHEABLE_TOKENS` or more: the providers cache nothing shorter. It is a best
-case (a cache entry expires after minutes unused; requests sent at once may all miss it).
+prefixes of the judge's model's minimum (`cache_minimum`) or more: the providers cache nothing
+shorter. It is a best case (a cache entry expires after minutes unused; requests sent at once
+may all miss it).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "PrefixEstimate",
     "ReplyLength",
     "RunEstimate",
+    "cache_minimum",
     "estimate_run",
     "estimate_tokens",
     "max_tokens",
@@ -49,7 +51,22 @@ _CRITERION_TOKENS = 6
 """Each criterion's score in a multi-criterion reply (`"accuracy": 4, `)."""
 _PAGE = 1000
 MIN_CACHEABLE_TOKENS = 1024
-"""The shortest prompt prefix OpenAI and Anthropic cache (tokens)."""
+"""The shortest prompt prefix OpenAI's models and most of Anthropic's cache (tokens), and the
+minimum assumed for a model not in `_CACHE_MINIMUMS`."""
+_CACHE_MINIMUMS: dict[str, tuple[tuple[tuple[str, ...], int], ...]] = {
+    # docs.anthropic.com prompt caching, "Cache limitations" (read 2026-12): 4,096 for Opus
+    # 4.5 and 4.6 and Haiku 4.5, 2,048 for Sonnet 4.6 and the Haiku 3 models, 1,024 otherwise.
+    "anthropic": (
+        (("opus-4-5", "opus-4.5", "opus-4-6", "opus-4.6", "haiku-4-5", "haiku-4.5"), 4096),
+        (("sonnet-4-6", "sonnet-4.6", "3-haiku", "3-5-haiku", "haiku-3"), 2048),
+    ),
+    # ai.google.dev/gemini-api/docs/caching, implicit caching (updated 2026-10-13): 2,048 for
+    # Gemini 2.5 Flash and Pro, 4,096 for every newer model listed (3.x, 4).
+    "google": ((("gemini-2.5", "gemini-2-5"), 2048), ((), 4096)),
+}
+"""Model maker -> (model name parts, minimum) tried in order; `()` matches any model of the
+provider. Minimums rise with newer models, so a newer model unknown here gets its provider's
+newest minimum, not the lowest."""
 _MAX_PREFIXES = 64
 """Distinct static prefixes followed per judge: a rubric has one; a prompt whose system
 message differs per request has no shared prefix, and following each would grow with the
@@ -135,7 +152,8 @@ class PrefixEstimate(_Model):
     requests: int
     """Requests to send that start with it."""
     cacheable: bool
-    """At least `MIN_CACHEABLE_TOKENS`: the cached estimate serves it from the cache."""
+    """At least the judge's `min_cacheable_tokens`: the cached estimate serves it from the
+    cache."""
 
 
 class JudgeEstimate(_Model):
@@ -144,6 +162,8 @@ class JudgeEstimate(_Model):
     judge: str
     mode: Literal["sync", "batch"]
     """How the judge is configured to send (`JudgeSpec.mode`): the cached estimate's mode."""
+    min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS
+    """The shortest prefix the judge's model caches (`cache_minimum`)."""
     requests: int
     """Pending requests: no response stored."""
     cached: int
@@ -181,10 +201,22 @@ class RunEstimate(_Model):
     """`--dry-run`: per judge with pending requests, what sending them will cost."""
 
     judges: dict[str, JudgeEstimate]
-    min_cacheable_tokens: int = MIN_CACHEABLE_TOKENS
     notes: list[str] = []
     """What the estimate could not see or a real run would meet first (a missing API key, a
     run dir that holds another config)."""
+
+
+def cache_minimum(spec: JudgeSpec | None) -> int:
+    """The shortest prompt prefix the judge's model caches, in tokens (`_CACHE_MINIMUMS`):
+    by the provider, or for a model reached through another (LiteLLM, a gateway) by its name."""
+    if spec is None:
+        return MIN_CACHEABLE_TOKENS
+    name = spec.model.lower()
+    maker = "anthropic" if "claude" in name else "google" if "gemini" in name else spec.provider
+    for parts, minimum in _CACHE_MINIMUMS.get(maker, ()):
+        if not parts or any(part in name for part in parts):
+            return minimum
+    return MIN_CACHEABLE_TOKENS
 
 
 def estimate_run(
@@ -257,9 +289,10 @@ class _Tally:
         spec = self.spec
         sent = self.requests - self.cached
         output = sent * self.out_per_request
+        minimum = cache_minimum(spec)
         prefixes = sorted(
             (
-                PrefixEstimate(tokens=t, requests=n, cacheable=t >= MIN_CACHEABLE_TOKENS)
+                PrefixEstimate(tokens=t, requests=n, cacheable=t >= minimum)
                 for t, n in self.prefixes.values()
             ),
             key=lambda p: (-p.requests, p.tokens),
@@ -282,6 +315,7 @@ class _Tally:
         return JudgeEstimate(
             judge=self.judge,
             mode="sync" if spec is None else spec.mode,
+            min_cacheable_tokens=minimum,
             requests=self.requests,
             cached=self.cached,
             input_tokens=self.input_tokens,

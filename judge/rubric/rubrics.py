@@ -363,6 +363,24 @@ class Rubric(_Strict):
         if open_tags:
             raise ValueError(f"user: delimiter '{open_tags[-1][1]}' is never closed")
 
+    def system_text(self) -> str:
+        """The system message every request of this rubric starts with: its static prefix (the
+        system template takes no candidate data)."""
+        empty = dict.fromkeys(_UNTRUSTED, "")
+        try:
+            out = templates.render({"system": self.system}, {**empty, **self._trusted_values()})
+        except jinja2.TemplateError as exc:
+            raise ConfigError(f"rubric '{self.id}': template failed to render: {exc}") from None
+        except LimitError as exc:
+            raise _in_rubric(self.id, exc) from None
+        return self._with_notes(out["system"].strip())
+
+    def _with_notes(self, system: str) -> str:
+        if not self.clarifications:
+            return system
+        notes = "\n".join(f"- {note}" for note in self.clarifications)
+        return f"{system}\n\n{NOTES_HEADING}\n{notes}"
+
     def _trusted_values(self) -> dict[str, str]:
         return {"criteria": _criteria_text(self.criteria), "scale": _scale_text(self.scale)}
 
@@ -386,10 +404,7 @@ class Rubric(_Strict):
             raise ConfigError(f"rubric '{self.id}': template failed to render: {exc}") from None
         except LimitError as exc:
             raise _in_rubric(self.id, exc) from None
-        system, user = out["system"].strip(), out["user"].strip()
-        if self.clarifications:
-            notes = "\n".join(f"- {note}" for note in self.clarifications)
-            system = f"{system}\n\n{NOTES_HEADING}\n{notes}"
+        system, user = self._with_notes(out["system"].strip()), out["user"].strip()
         if self.examples:
             user = f"{self._examples_text()}\n\n{user}"
         return (

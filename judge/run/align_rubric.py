@@ -29,7 +29,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from calibration.align import (
     HeldOut,
@@ -50,6 +49,7 @@ from judge.config.run_config import (
 )
 from judge.errors import ConfigError, DataError, JudgeError
 from judge.judging.cost_estimate import RunEstimate
+from judge.rubric.cached_prefix import write_rubric
 from judge.rubric.rubrics import Example, Provenance, Rubric, load_rubric
 from judge.store.rundir import RunDir
 from judge.summary.alignment import (
@@ -500,29 +500,10 @@ def _chosen(rubric: Rubric, name: str, candidate: AlignmentCandidate) -> Rubric:
 
 
 def _write_rubric(rubric: Rubric, path: Path) -> None:
-    from judge.files import write_text
-
-    data = rubric.model_dump(mode="json", exclude_defaults=False)
-    for name in ("clarifications", "examples", "provenance"):
-        if not data[name]:
-            del data[name]
-    path.parent.mkdir(parents=True, exist_ok=True)
     origin = rubric.provenance.derived_from if rubric.provenance else rubric.id
-    header = f"# Written by `judge align --rejudge` from {origin}: see `provenance`.\n"
-    text = yaml.dump(data, Dumper=_BlockDumper, sort_keys=False, allow_unicode=True, width=100)
-    write_text(path, header + text)
-
-
-class _BlockDumper(yaml.SafeDumper):
-    """Multi-line strings (the templates) as `|` blocks, as a person writes a rubric."""
-
-
-def _block_strings(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_BlockDumper.add_representer(str, _block_strings)
+    write_rubric(
+        rubric, path, f"# Written by `judge align --rejudge` from {origin}: see `provenance`.\n"
+    )
 
 
 # ------------------------------------------------------------------------ judging again

@@ -19,11 +19,13 @@ from pathlib import Path
 from judge.config.run_config import RunConfig
 from judge.errors import DataError, StoreError
 from judge.inputs.importers.importing import with_imported_data
-from judge.judging.cost_estimate import RunEstimate, estimate_run
+from judge.judging.cost_estimate import RunEstimate, estimate_run, estimate_tokens
 from judge.providers.factory import key_problem
-from judge.rubric.rubrics import load_rubric
+from judge.rubric.cached_prefix import anchors_in_system
+from judge.rubric.rubrics import Rubric, load_rubric
 from judge.store.run_store import RunStore
 from judge.store.rundir import RunDir
+from judge.types import ChatMessage
 
 
 def dry_run(
@@ -35,11 +37,44 @@ def dry_run(
     """The pending requests per judge and their estimated cost (synchronous, batch,
     prompt-cached); sends nothing and writes nothing to `run_dir` or the response cache."""
     if config.data.source is None or config.data.items is not None:
-        return _estimate(config, run_dir, log, cache_path)
-    # Another tool's files: read into scratch tables, as the run reads them into its run dir.
-    with tempfile.TemporaryDirectory(prefix="judge-dry-run-import-") as scratch:
-        imported = with_imported_data(config, Path(scratch), log)
-        return _estimate(imported, run_dir, log, cache_path)
+        plan = _estimate(config, run_dir, log, cache_path)
+    else:
+        # Another tool's files: read into scratch tables, as the run reads them into its run dir.
+        with tempfile.TemporaryDirectory(prefix="judge-dry-run-import-") as scratch:
+            imported = with_imported_data(config, Path(scratch), log)
+            plan = _estimate(imported, run_dir, log, cache_path)
+    advice = anchor_notes(plan, load_rubric(config.rubric), str(config.rubric))
+    return plan.model_copy(update={"notes": [*plan.notes, *advice]}) if advice else plan
+
+
+def anchor_notes(plan: RunEstimate, rubric: Rubric, ref: str) -> list[str]:
+    """When the rubric renders its scale or criteria in the user message: what moving them
+    into the cached system message (`judge rubric move-anchors`) does to each judge's static
+    prefix against that judge's cache minimum."""
+    move = anchors_in_system(rubric)
+    if move is None or not plan.judges:
+        return []
+    before = estimate_tokens([ChatMessage(role="system", content=rubric.system_text())])
+    after = estimate_tokens([ChatMessage(role="system", content=move.rubric.system_text())])
+    per_judge = []
+    for judge, row in plan.judges.items():
+        minimum = row.min_cacheable_tokens
+        if not row.prompt_cache:
+            verdict = "prompt_cache is off, so it would not be cached"
+        elif after >= minimum > before:
+            verdict = f"past {judge}'s {minimum:,}-token cache minimum: cached from then on"
+        elif after >= minimum:
+            verdict = f"cached by {judge} (minimum {minimum:,}) with the rest of the prefix"
+        else:
+            verdict = f"still below {judge}'s {minimum:,}-token cache minimum"
+        per_judge.append(verdict)
+    return [
+        f"rubric '{rubric.id}' renders its anchors ({', '.join(move.lines)}) in the user "
+        f"message, sent uncached in every request; in the system message the static prefix "
+        f"grows from ~{before:,} to ~{after:,} tokens: {'; '.join(per_judge)}. "
+        f"`judge rubric move-anchors {ref} --out rubric.yaml` writes that rubric "
+        f"(version {move.rubric.version}; a new hash, so no earlier reply is reused)"
+    ]
 
 
 def _estimate(
